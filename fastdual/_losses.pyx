@@ -1,0 +1,346 @@
+# cython: language_level=3
+"""Losses behind the interface of _losses.pxd: value, derivative, conjugate and the closed-form
+(or safeguarded Newton) SDCA coordinate step. Derivations: docs/math.md, Sec. "Losses"."""
+import numpy as np
+from libc.math cimport exp, log, log1p, fabs, INFINITY, NAN
+
+from fastdual._rows cimport soft_threshold
+
+
+cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
+    return lo if x < lo else (hi if x > hi else x)
+
+
+cdef inline double _linear_step(double slope_at_zero_q, double a, double q,
+                                double lo, double hi) noexcept nogil:
+    """Maximiser over [lo, hi] of s (a' - a) - q/2 (a' - a)^2; q = 0 means a row of zeros."""
+    if q > 0.0:
+        return _clip(a + slope_at_zero_q / q, lo, hi)
+    if slope_at_zero_q > 0.0:
+        return hi
+    if slope_at_zero_q < 0.0:
+        return lo
+    return a
+
+
+cdef class Loss:
+    """Base class; the Python methods evaluate the nogil methods elementwise (tests, certificates)."""
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        return NAN
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return NAN
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        return NAN
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return NAN
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        return NAN
+
+    # -- Python face -------------------------------------------------------------------------
+    def values(self, y, z):
+        """phi(y_i, z_i) elementwise."""
+        cdef double[::1] yy, zz, out
+        yy, zz, out = _broadcast2(y, z)
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(out.shape[0]):
+                out[i] = self.value(yy[i], zz[i])
+        return np.asarray(out)
+
+    def derivatives(self, y, z):
+        """A (sub)derivative of phi(y_i, .) at z_i elementwise."""
+        cdef double[::1] yy, zz, out
+        yy, zz, out = _broadcast2(y, z)
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(out.shape[0]):
+                out[i] = self.derivative(yy[i], zz[i])
+        return np.asarray(out)
+
+    def dual_values(self, y, a):
+        """-phi*(-a_i) elementwise (-inf where a_i is outside the domain)."""
+        cdef double[::1] yy, aa, out
+        yy, aa, out = _broadcast2(y, a)
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(out.shape[0]):
+                out[i] = self.dual_value(yy[i], aa[i])
+        return np.asarray(out)
+
+    def duals_from_margins(self, y, z):
+        """The feasible dual point a_i = -phi'(y_i, z_i) elementwise."""
+        cdef double[::1] yy, zz, out
+        yy, zz, out = _broadcast2(y, z)
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(out.shape[0]):
+                out[i] = self.dual_from_margin(yy[i], zz[i])
+        return np.asarray(out)
+
+    def step(self, double y, double z, double a, double q):
+        """One SDCA Option I coordinate step, as a Python call (for tests)."""
+        return self.sdca_step(y, z, a, q)
+
+
+def _broadcast2(first, second):
+    f, s = np.broadcast_arrays(np.asarray(first, dtype=np.float64),
+                               np.asarray(second, dtype=np.float64))
+    f = np.ascontiguousarray(f).ravel()
+    s = np.ascontiguousarray(s).ravel()
+    return f, s, np.empty(f.shape[0], dtype=np.float64)
+
+
+cdef class Hinge(Loss):
+    """phi = max(0, 1 - yz); -phi*(-a) = beta on beta = a y in [0, 1]."""
+
+    def __cinit__(self):
+        self.gamma = 0.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        return r if r > 0.0 else 0.0
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return -y if y * z < 1.0 else 0.0
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        cdef double beta = a * y
+        if beta < 0.0 or beta > 1.0:
+            return -INFINITY
+        return beta
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return y if y * z < 1.0 else 0.0
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        return y * _linear_step(1.0 - y * z, a * y, q, 0.0, 1.0)
+
+
+cdef class SmoothHinge(Loss):
+    """Hinge smoothed by gamma: quadratic on 1 - gamma < yz < 1; -phi*(-a) = beta - gamma/2 beta^2."""
+
+    def __init__(self, double gamma=1.0):
+        if not gamma > 0.0:
+            raise ValueError(f"gamma must be > 0 for smooth_hinge, got {gamma!r}")
+        self.gamma = gamma
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        if r <= 0.0:
+            return 0.0
+        if r >= self.gamma:
+            return r - 0.5 * self.gamma
+        return 0.5 * r * r / self.gamma
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return -y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        cdef double beta = a * y
+        if beta < 0.0 or beta > 1.0:
+            return -INFINITY
+        return beta - 0.5 * self.gamma * beta * beta
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        cdef double beta = a * y
+        return y * _clip(beta + (1.0 - y * z - self.gamma * beta) / (q + self.gamma), 0.0, 1.0)
+
+
+cdef class SquaredHinge(Loss):
+    """phi = max(0, 1 - yz)^2 (2-smooth); -phi*(-a) = beta - beta^2 / 4 on beta >= 0."""
+
+    def __cinit__(self):
+        self.gamma = 0.5
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        return r * r if r > 0.0 else 0.0
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        return -2.0 * y * r if r > 0.0 else 0.0
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        cdef double beta = a * y
+        if beta < 0.0:
+            return -INFINITY
+        return beta - 0.25 * beta * beta
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        return 2.0 * y * r if r > 0.0 else 0.0
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        cdef double beta = a * y
+        beta = beta + (1.0 - y * z - 0.5 * beta) / (q + 0.5)
+        return y * beta if beta > 0.0 else 0.0
+
+
+cdef inline double _sigmoid(double t) noexcept nogil:
+    cdef double e
+    if t >= 0.0:
+        return 1.0 / (1.0 + exp(-t))
+    e = exp(t)
+    return e / (1.0 + e)
+
+
+cdef class Logistic(Loss):
+    """phi = log(1 + exp(-yz)) (1/4-smooth); -phi*(-a) = binary entropy of beta in [0, 1]."""
+
+    def __cinit__(self):
+        self.gamma = 4.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double u = y * z
+        if u > 0.0:
+            return log1p(exp(-u))
+        return -u + log1p(exp(u))
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return -y * _sigmoid(-y * z)
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        cdef double beta = a * y
+        cdef double h = 0.0
+        if beta < 0.0 or beta > 1.0:
+            return -INFINITY
+        if beta > 0.0:
+            h -= beta * log(beta)
+        if beta < 1.0:
+            h -= (1.0 - beta) * log1p(-beta)
+        return h
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return y * _sigmoid(-y * z)
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        # Maximise H(b) - u (b - beta) - q/2 (b - beta)^2 over b in [0, 1], u = yz. In the logit
+        # t = log(b / (1 - b)) the optimality condition is f(t) = t + u + q (sigmoid(t) - beta) = 0,
+        # f increasing with f' = 1 + q s (1 - s) in [1, 1 + q/4], and the root lies in
+        # [-u - q (1 - beta), -u + q beta]. Newton from inside the bracket, bisection when Newton
+        # would leave it: converges in a handful of steps and never leaves (0, 1).
+        cdef double beta = a * y
+        cdef double u = y * z
+        cdef double lo = -u - q * (1.0 - beta)
+        cdef double hi = -u + q * beta
+        cdef double t, s, f, t_new
+        cdef int it
+        if hi - lo <= 0.0:          # q == 0: the unconstrained maximiser sigmoid(-u)
+            return y * _sigmoid(-u)
+        if 0.0 < beta < 1.0:
+            t = _clip(log(beta) - log1p(-beta), lo, hi)
+        else:
+            t = 0.5 * (lo + hi)
+        for it in range(100):
+            s = _sigmoid(t)
+            f = t + u + q * (s - beta)
+            if f > 0.0:
+                hi = t
+            elif f < 0.0:
+                lo = t
+            else:
+                break
+            t_new = t - f / (1.0 + q * s * (1.0 - s))
+            if not (lo < t_new < hi):
+                t_new = 0.5 * (lo + hi)
+            if fabs(t_new - t) <= 1e-15 * (1.0 + fabs(t)):
+                t = t_new
+                break
+            t = t_new
+        return y * _sigmoid(t)
+
+
+cdef class Squared(Loss):
+    """phi = (z - y)^2 / 2 (1-smooth); -phi*(-a) = a y - a^2 / 2."""
+
+    def __cinit__(self):
+        self.gamma = 1.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        return 0.5 * (z - y) * (z - y)
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return z - y
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        return a * y - 0.5 * a * a
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return y - z
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        return a + (y - z - a) / (1.0 + q)
+
+
+cdef class Absolute(Loss):
+    """phi = |z - y|; -phi*(-a) = a y on a in [-1, 1]."""
+
+    def __cinit__(self):
+        self.gamma = 0.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        return fabs(z - y)
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        return 1.0 if z > y else (-1.0 if z < y else 0.0)
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        if a < -1.0 or a > 1.0:
+            return -INFINITY
+        return a * y
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return -self.derivative(y, z)
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        return _linear_step(y - z, a, q, -1.0, 1.0)
+
+
+cdef class EpsilonInsensitive(Loss):
+    """phi = max(0, |z - y| - epsilon); -phi*(-a) = a y - epsilon |a| on a in [-1, 1]."""
+
+    def __init__(self, double epsilon=0.1):
+        if not epsilon >= 0.0:
+            raise ValueError(f"epsilon must be >= 0 for epsilon_insensitive, got {epsilon!r}")
+        self.epsilon = epsilon
+        self.gamma = 0.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double r = fabs(z - y) - self.epsilon
+        return r if r > 0.0 else 0.0
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        if z - y > self.epsilon:
+            return 1.0
+        if y - z > self.epsilon:
+            return -1.0
+        return 0.0
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        if a < -1.0 or a > 1.0:
+            return -INFINITY
+        return a * y - self.epsilon * fabs(a)
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return -self.derivative(y, z)
+
+    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+        # Stationarity of a' y - eps |a'| - z (a' - a) - q/2 (a' - a)^2: a soft threshold at eps/q
+        # of the unpenalised maximiser, then the box (exact for a concave function of one variable).
+        cdef double r = y - z
+        if q > 0.0:
+            return _clip(soft_threshold(a + r / q, self.epsilon / q), -1.0, 1.0)
+        if r - self.epsilon > 0.0:
+            return 1.0
+        if r + self.epsilon < 0.0:
+            return -1.0
+        return 0.0
+

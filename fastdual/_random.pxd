@@ -1,0 +1,65 @@
+# The package's own random number generator: xoshiro256** seeded by splitmix64.
+# Inline and nogil so that sampling inside the epoch loops costs a few instructions and
+# is bit-for-bit reproducible from `random_state`, independent of numpy's generators.
+from libc.stdint cimport uint64_t
+
+
+cdef struct RandomState:
+    uint64_t s0
+    uint64_t s1
+    uint64_t s2
+    uint64_t s3
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t _splitmix64(uint64_t* x) noexcept nogil:
+    x[0] += <uint64_t>0x9E3779B97F4A7C15
+    cdef uint64_t z = x[0]
+    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+cdef inline void rng_seed(RandomState* rs, uint64_t seed) noexcept nogil:
+    cdef uint64_t x = seed
+    rs.s0 = _splitmix64(&x)
+    rs.s1 = _splitmix64(&x)
+    rs.s2 = _splitmix64(&x)
+    rs.s3 = _splitmix64(&x)
+
+
+cdef inline uint64_t rng_next(RandomState* rs) noexcept nogil:
+    cdef uint64_t result = _rotl(rs.s1 * 5, 7) * 9
+    cdef uint64_t t = rs.s1 << 17
+    rs.s2 ^= rs.s0
+    rs.s3 ^= rs.s1
+    rs.s1 ^= rs.s2
+    rs.s0 ^= rs.s3
+    rs.s2 ^= t
+    rs.s3 = _rotl(rs.s3, 45)
+    return result
+
+
+cdef inline Py_ssize_t rng_below(RandomState* rs, Py_ssize_t n) noexcept nogil:
+    """Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's rejection method)."""
+    cdef uint64_t bound = <uint64_t>n
+    cdef uint64_t threshold = (-bound) % bound
+    cdef uint64_t r
+    while True:
+        r = rng_next(rs)
+        # [threshold, 2**64) holds a whole multiple of n values, so r % n is exactly uniform.
+        if r >= threshold:
+            return <Py_ssize_t>(r % bound)
+
+
+cdef inline void rng_shuffle(RandomState* rs, Py_ssize_t* order, Py_ssize_t n) noexcept nogil:
+    """Fisher-Yates shuffle of order[0:n] in place."""
+    cdef Py_ssize_t i, j, tmp
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rs, i + 1)
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp

@@ -1,0 +1,82 @@
+# One row-access path for every kernel: CSR rows and dense C-contiguous rows, float32 or float64
+# values (fused `floating`), always accumulated in double.
+#
+# A matrix is passed to kernels as (data, indices, indptr, n_features):
+#   CSR:   data/indices hold the stored entries, indptr the row starts (int32);
+#   dense: data is the C-contiguous matrix raveled (a view, never a copy), indices and indptr are
+#          empty and row i spans data[i * n_features : (i + 1) * n_features].
+# The LIBLINEAR-style intercept is a virtual last feature of constant value `bias`: it is never
+# materialised in X, the kernels add `bias * w[n_features]` to each dot product themselves.
+from cython cimport floating
+
+
+cdef inline void row_range(const int* indptr, Py_ssize_t i, Py_ssize_t n_features,
+                           Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:
+    if indptr != NULL:
+        start[0] = indptr[i]
+        end[0] = indptr[i + 1]
+    else:
+        start[0] = i * n_features
+        end[0] = start[0] + n_features
+
+
+cdef inline double row_dot(const floating* data, const int* indices, Py_ssize_t start,
+                           Py_ssize_t end, const double* w) noexcept nogil:
+    """x_i . w over the stored part of row i (the intercept feature excluded)."""
+    cdef Py_ssize_t k, m
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef const floating* x
+    if indices != NULL:
+        for k in range(start, end):
+            s0 += data[k] * w[indices[k]]
+        return s0
+    # Dense: four partial sums break the floating-point dependency chain.
+    x = data + start
+    m = end - start
+    k = 0
+    while k + 4 <= m:
+        s0 += x[k] * w[k]
+        s1 += x[k + 1] * w[k + 1]
+        s2 += x[k + 2] * w[k + 2]
+        s3 += x[k + 3] * w[k + 3]
+        k += 4
+    while k < m:
+        s0 += x[k] * w[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void row_axpy(const floating* data, const int* indices, Py_ssize_t start,
+                          Py_ssize_t end, double scale, double* v) noexcept nogil:
+    """v += scale * x_i over the stored part of row i."""
+    cdef Py_ssize_t k
+    cdef const floating* x
+    if indices != NULL:
+        for k in range(start, end):
+            v[indices[k]] += scale * data[k]
+    else:
+        x = data + start
+        for k in range(end - start):
+            v[k] += scale * x[k]
+
+
+cdef inline double soft_threshold(double x, double kappa) noexcept nogil:
+    """argmin_w 1/2 (w - x)^2 + kappa |w|, the gradient of g* for the elastic net."""
+    if x > kappa:
+        return x - kappa
+    if x < -kappa:
+        return x + kappa
+    return 0.0
+
+
+cdef inline void row_soft_threshold(const int* indices, Py_ssize_t start, Py_ssize_t end,
+                                    const double* v, double* w, double kappa) noexcept nogil:
+    """w_j = soft_threshold(v_j, kappa) for the features j stored in row i."""
+    cdef Py_ssize_t k, j
+    if indices != NULL:
+        for k in range(start, end):
+            j = indices[k]
+            w[j] = soft_threshold(v[j], kappa)
+    else:
+        for k in range(end - start):
+            w[k] = soft_threshold(v[k], kappa)

@@ -1,0 +1,74 @@
+# cython: language_level=3
+"""One-off O(nnz) passes over a matrix in the row-access layout of _rows.pxd: structure checks
+and squared row norms. Used by the Python layer once per training call, never in epoch loops."""
+import numpy as np
+cimport numpy as cnp
+from cython cimport floating
+
+cnp.import_array()
+
+
+def csr_structure_error(const int[::1] indices, const int[::1] indptr, Py_ssize_t n_features):
+    """Return None if the CSR structure is valid, else a message saying what is wrong.
+
+    Valid means: indptr starts at 0 and never decreases, ends at most at len(indices), every column
+    index is in [0, n_features) and no index repeats within a row. Unsorted rows are valid: no kernel
+    depends on the order of a row's entries, only on each (index, value) pair appearing once.
+    """
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t i, k, j
+    cdef Py_ssize_t bad_row = -1
+    cdef int reason = 0
+    if n_rows < 0:
+        return "indptr is empty"
+    if indptr[0] != 0:
+        return "indptr[0] must be 0"
+    if indptr[n_rows] > indices.shape[0]:
+        return "indptr[-1] exceeds the number of stored entries"
+    cdef Py_ssize_t[::1] last_seen = np.full(max(n_features, 1), -1, dtype=np.intp)
+    with nogil:
+        for i in range(n_rows):
+            if indptr[i + 1] < indptr[i]:
+                reason = 1
+                bad_row = i
+                break
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                if j < 0 or j >= n_features:
+                    reason = 2
+                    bad_row = i
+                    break
+                if last_seen[j] == i:
+                    reason = 3
+                    bad_row = i
+                    break
+                last_seen[j] = i
+            if reason != 0:
+                break
+    if reason == 1:
+        return f"indptr decreases at row {bad_row}"
+    if reason == 2:
+        return f"row {bad_row} has a column index outside [0, {n_features})"
+    if reason == 3:
+        return (f"row {bad_row} stores the same column twice (duplicate CSR indices); "
+                "call X.sum_duplicates() first")
+    return None
+
+
+def row_squared_norms(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                      Py_ssize_t n_rows, Py_ssize_t n_features, double bias):
+    """||x_i||^2 + bias^2 for every row, in double."""
+    cdef double[::1] out = np.empty(n_rows, dtype=np.float64)
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, k, start, end
+    cdef double s, bias_sq = bias * bias
+    with nogil:
+        for i in range(n_rows):
+            row_range(ptr, i, n_features, &start, &end)
+            s = bias_sq
+            for k in range(start, end):
+                s += <double>x[k] * <double>x[k]
+            out[i] = s
+    return np.asarray(out)

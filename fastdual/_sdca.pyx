@@ -1,0 +1,94 @@
+# cython: language_level=3
+"""Prox-SDCA epochs (seed 000, Figure 1) over CSR or dense rows.
+
+One call runs one epoch of n coordinate steps and returns to Python, which checks the certificate
+(fastdual._gap), records history and handles callbacks and Ctrl-C between epochs.
+
+State: alpha (n), v = 1/(l2 n) sum_i c_i alpha_i x_i (d + 1, the last entry for the intercept
+feature) and w = grad g*(v) = soft_threshold(v, l1/l2) (seed 000 Sec. 3.1). With l1 = 0, w = v and
+the caller passes the same array for both; the kernel then never writes w.
+
+Step for sample i, margin z = x_i . w, q = c_i ||x_i||^2 / (l2 n):
+  Option I:  alpha_i <- argmax_a -phi*(-a) - z (a - alpha_i) - q/2 (a - alpha_i)^2  (Loss.sdca_step);
+             exact coordinate maximisation of D for l2, of the lower bound h(v; dv) of eq. (5) for
+             the elastic net, so D never decreases in either case.
+  Option IV: alpha_i <- alpha_i + s (u - alpha_i), u = -phi'(z),
+             s = clip([phi(z) + phi*(-alpha_i) + z alpha_i + gamma/2 (u - alpha_i)^2]
+                      / [(u - alpha_i)^2 (gamma + q_max)], 0, 1),  q_max = max_i q_i (R^2 / (l2 n)).
+"""
+import numpy as np
+cimport numpy as cnp
+from cython cimport floating
+from libc.stdint cimport uint64_t
+
+from fastdual._losses cimport Loss
+from fastdual._random cimport RandomState, rng_below, rng_shuffle
+from fastdual._rows cimport row_range, row_dot, row_axpy, row_soft_threshold, soft_threshold
+
+cnp.import_array()
+
+cdef enum:
+    OPTION_I = 1
+    OPTION_IV = 4
+
+
+def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+               const double[::1] y, const double[::1] sample_weight, const double[::1] sq_norms,
+               double[::1] alpha, double[::1] v, double[::1] w,
+               Loss loss, double l2, double l1, int option, double q_max,
+               bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state):
+    """Run one epoch (n steps) in place on alpha, v, w, order and rng_state."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* v_ptr = &v[0]
+    cdef double* w_ptr = &w[0]
+    cdef bint elastic = l1 > 0.0
+    cdef double kappa = l1 / l2
+    cdef double inv_l2n = 1.0 / (l2 * n_samples)
+    cdef double z, c, q, a_old, a_new, delta, scale, u, du, s, gap_i
+    cdef Py_ssize_t t, i, start, end
+    cdef RandomState rs
+    rs.s0 = rng_state[0]
+    rs.s1 = rng_state[1]
+    rs.s2 = rng_state[2]
+    rs.s3 = rng_state[3]
+    with nogil:
+        if not with_replacement:
+            rng_shuffle(&rs, &order[0], n_samples)
+        for t in range(n_samples):
+            i = rng_below(&rs, n_samples) if with_replacement else order[t]
+            c = sample_weight[i]
+            if c == 0.0:
+                continue
+            row_range(ptr, i, n_features, &start, &end)
+            z = row_dot(x, ind, start, end, w_ptr) + bias * w_ptr[n_features]
+            q = c * sq_norms[i] * inv_l2n
+            a_old = alpha[i]
+            if option == OPTION_I:
+                a_new = loss.sdca_step(y[i], z, a_old, q)
+            else:
+                u = loss.dual_from_margin(y[i], z)
+                du = u - a_old
+                if du == 0.0:
+                    continue
+                gap_i = (loss.value(y[i], z) - loss.dual_value(y[i], a_old) + z * a_old
+                         + 0.5 * loss.gamma * du * du)
+                s = gap_i / (du * du * (loss.gamma + q_max))
+                s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
+                a_new = a_old + s * du
+            delta = a_new - a_old
+            if delta == 0.0:
+                continue
+            alpha[i] = a_new
+            scale = c * delta * inv_l2n
+            row_axpy(x, ind, start, end, scale, v_ptr)
+            v_ptr[n_features] += scale * bias
+            if elastic:
+                row_soft_threshold(ind, start, end, v_ptr, w_ptr, kappa)
+                w_ptr[n_features] = soft_threshold(v_ptr[n_features], kappa)
+    rng_state[0] = rs.s0
+    rng_state[1] = rs.s1
+    rng_state[2] = rs.s2
+    rng_state[3] = rs.s3

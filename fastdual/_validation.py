@@ -1,0 +1,230 @@
+"""Every input check lives here: each error names the argument and says what was expected.
+
+Nothing here modifies the caller's arrays; X is viewed without a copy whenever its dtype and
+layout are already usable by the kernels (CSR or C-contiguous dense, float32 or float64).
+"""
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from fastdual import _rows
+
+_INT32_MAX = np.iinfo(np.int32).max
+_EMPTY_INT32 = np.empty(0, dtype=np.int32)
+
+
+@dataclass
+class Matrix:
+    """X in the row-access layout of _rows.pxd (see there); `data` keeps X's float dtype."""
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    n_samples: int
+    n_features: int
+    is_sparse: bool
+
+    @property
+    def kernel_args(self):
+        return self.data, self.indices, self.indptr
+
+    def matvec(self, w):
+        """X @ w (w of length n_features), in float64."""
+        if self.is_sparse:
+            X = sp.csr_matrix((self.data, self.indices, self.indptr),
+                              shape=(self.n_samples, self.n_features), copy=False)
+            return np.asarray(X @ w, dtype=np.float64)
+        return self.data.reshape(self.n_samples, self.n_features) @ w
+
+
+def check_matrix(X, name="X", n_features=None):
+    """Validate X and return it as a Matrix, without copying usable data."""
+    if X is None:
+        raise TypeError(f"{name} must be a 2-D array or a scipy sparse matrix, got None")
+    if sp.issparse(X):
+        return _check_sparse(X, name, n_features)
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be a 2-D numeric array or a scipy sparse matrix: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if not arr.flags.c_contiguous:
+        # Row access needs C order: the one copy, made only for Fortran-ordered or strided input.
+        arr = np.ascontiguousarray(arr)
+    n_samples, n_cols = arr.shape
+    _check_shape(name, n_samples, n_cols, n_features)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return Matrix(arr.reshape(-1), _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False)
+
+
+def _check_shape(name, n_samples, n_cols, n_features):
+    if n_samples == 0:
+        raise ValueError(f"{name} is empty: it has 0 samples")
+    if n_cols == 0:
+        raise ValueError(f"{name} has 0 features")
+    if n_features is not None and n_cols != n_features:
+        raise ValueError(f"{name} has {n_cols} features, but the model was trained on {n_features}")
+
+
+def _check_sparse(X, name, n_features):
+    if X.format != "csr":
+        X = X.tocsr()   # a copy, unavoidable for row access; documented
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got {X.ndim} dimensions")
+    n_samples, n_cols = X.shape
+    _check_shape(name, n_samples, n_cols, n_features)
+    data = X.data
+    if data.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {data.dtype}")
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    data = np.ascontiguousarray(data)
+    indices, indptr = X.indices, X.indptr
+    if indptr.shape[0] != n_samples + 1:
+        raise ValueError(f"{name}.indptr has length {indptr.shape[0]}, expected {n_samples + 1}")
+    if indices.dtype != np.int32 or indptr.dtype != np.int32:
+        # int64 index arrays (scipy uses them for large or concatenated matrices) are narrowed
+        # when they fit: a copy of the index arrays only, never of the values.
+        if indices.size and (indices.max(initial=0) > _INT32_MAX or indices.min(initial=0) < 0):
+            raise ValueError(f"{name} has column indices outside the int32 range")
+        if indptr[-1] > _INT32_MAX:
+            raise ValueError(f"{name} has more than 2**31 - 1 stored entries, which is not supported")
+        indices = indices.astype(np.int32)
+        indptr = indptr.astype(np.int32)
+    indices = np.ascontiguousarray(indices)
+    indptr = np.ascontiguousarray(indptr)
+    problem = _rows.csr_structure_error(indices, indptr, n_cols)
+    if problem is not None:
+        raise ValueError(f"{name} is not a valid CSR matrix: {problem}")
+    nnz = indptr[-1]
+    if not np.isfinite(data[:nnz]).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return Matrix(data, indices, indptr, n_samples, n_cols, True)
+
+
+def check_targets(y, n_samples, task, loss_name):
+    """Return (targets as float64, classes or None). Binary labels become -1 / +1 (classes[1] is +1)."""
+    if y is None:
+        raise TypeError("y must be a 1-D array of targets, got None")
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"y has {arr.shape[0]} entries but X has {n_samples} samples")
+    if task == "regression":
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"loss={loss_name!r} is a regression loss: y must be numeric, got dtype {arr.dtype}")
+        targets = np.array(arr, dtype=np.float64)   # always a copy: the caller's y is never touched
+        if not np.isfinite(targets).all():
+            raise ValueError("y contains NaN or infinity")
+        return targets, None
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError("y contains NaN or infinity")
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(str) if all(isinstance(v, str) for v in arr) else arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("y must hold numbers or strings") from None
+    classes, encoded = np.unique(arr, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({classes[0]!r}); binary classification needs two")
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"loss={loss_name!r} is a binary classification loss but y has {classes.shape[0]} "
+            "classes; multiclass training is not available yet (use a regression loss for "
+            "real-valued targets)")
+    return np.where(encoded.ravel() == 1, 1.0, -1.0), classes
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Weights normalised to mean 1 (a new array), so that an integer weight k is exactly k copies."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    arr = np.asarray(sample_weight)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must be numeric, got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=np.float64).ravel() if arr.ndim <= 1 else None
+    if arr is None:
+        raise ValueError("sample_weight must be 1-D")
+    if arr.shape[0] == 1 and n_samples != 1:
+        arr = np.full(n_samples, arr[0])
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"sample_weight has {arr.shape[0]} entries but X has {n_samples} samples")
+    if not np.isfinite(arr).all():
+        raise ValueError("sample_weight contains NaN or infinity")
+    if (arr < 0).any():
+        raise ValueError("sample_weight must be >= 0")
+    total = arr.sum()
+    if not total > 0:
+        raise ValueError("sample_weight must have a positive sum")
+    return arr * (n_samples / total)
+
+
+def check_positive(name, value, allow_zero=False, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    ok = value >= 0 if allow_zero else value > 0
+    if not (ok and np.isfinite(value)):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
+    return value
+
+
+def check_fraction(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number in [0, 1], got {value!r}")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return value
+
+
+def check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def check_coef(coef, n_features, name="coef"):
+    arr = np.asarray(coef, dtype=np.float64)
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.shape != (n_features,):
+        raise ValueError(f"{name} must have shape ({n_features},), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return arr
+
+
+def check_seed(random_state):
+    """An int seed from None / int / numpy Generator or RandomState."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    if isinstance(random_state, (np.random.Generator,)):
+        return int(random_state.integers(2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state!r}")
+        return int(random_state)
+    raise TypeError(f"random_state must be None, an int or a numpy random generator, got {random_state!r}")
