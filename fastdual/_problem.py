@@ -95,11 +95,10 @@ def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_sc
     l1 = alpha * l1_ratio
     l2_added = 0.0
     if l2 == 0.0:
-        # Pure l1 (seed 000 Sec. 3.1): add lambda/2 ||w||^2 with lambda = eps / B^2. With
-        # B = P(0) / l1 >= ||w*||_1 >= ||w*||_2 and eps = tol P(0), the added term changes the
-        # optimum by at most tol P(0) / 2. The certificate stays that of the pure-l1 problem.
-        p_zero = float(np.mean(weights * loss_obj.values(targets, 0.0)))
-        l2_added = max(tol, 1e-12) * l1 * l1 / max(p_zero, np.finfo(float).tiny)
+        # Pure l1 (seed 000 Sec. 3.1): SDCA needs a strongly convex g, so the kernels solve the
+        # problem with an added lambda/2 ||w||^2. The solver lowers lambda from this start value by
+        # continuation (solvers.run_sdca); the certificate is always that of the pure-l1 problem.
+        l2_added = l1
         l2 = l2_added
     return Problem(matrix, targets, weights, classes, spec.name, loss_obj, params, spec.task,
                    alpha, l1_ratio, l2, l1, l2_added, bias, bool(fit_intercept), intercept_scaling)

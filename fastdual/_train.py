@@ -63,7 +63,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         w[:d].copy(), w[d] * problem.bias, problem.classes, dual_coef=dual_coef,
         loss=problem.loss_name, loss_params=problem.loss_params, task=problem.task,
         solver=solver, alpha=problem.alpha, l1_ratio=problem.l1_ratio,
-        l2_=problem.certified_l2, l1_=problem.l1, l2_added_=problem.l2_added,
+        l2_=problem.certified_l2, l1_=problem.l1, l2_added_=info["l2_added"],
         fit_intercept=problem.fit_intercept, intercept_scaling=problem.intercept_scaling,
         intercept_mode="regularized" if problem.fit_intercept else "none",
         primal_=float(info["primal"]), dual_=float(info["dual"]),

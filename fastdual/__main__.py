@@ -1,0 +1,5 @@
+import sys
+
+from fastdual.cli import main
+
+sys.exit(main())
