@@ -53,9 +53,9 @@ class Monitor:
         if interrupted:
             warnings.warn(f"{self.solver_name}: interrupted after {epochs} epochs; returning the "
                           f"model of the last completed epoch (relative gap "
-                          f"{relative_gap(primal, dual):.3g})", ConvergenceWarning, stacklevel=3)
-        elif not self.stopped_by_callback:
+                          f"{relative_gap(primal, dual):.3g})", ConvergenceWarning, stacklevel=4)
+        elif not self.stopped_by_callback and self.tol > 0:
             warnings.warn(f"{self.solver_name}: stopped after max_epochs={epochs} with relative "
                           f"duality gap {relative_gap(primal, dual):.3g} > tol={self.tol:g}. "
                           "Increase max_epochs, loosen tol, or regularise more (larger alpha, "
-                          "smaller C).", ConvergenceWarning, stacklevel=3)
+                          "smaller C).", ConvergenceWarning, stacklevel=4)

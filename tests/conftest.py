@@ -1,0 +1,85 @@
+"""Shared test helpers: small problems and an objective written independently of fastdual."""
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=400, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("FASTDUAL_HYPOTHESIS_PROFILE", "ci"))
+
+BINARY_LOSSES = ["hinge", "squared_hinge", "smooth_hinge", "logistic"]
+REGRESSION_LOSSES = ["squared", "absolute", "epsilon_insensitive"]
+SMOOTH_LOSSES = ["squared_hinge", "smooth_hinge", "logistic", "squared"]
+
+
+def np_loss(name, y, z, gamma=1.0, epsilon=0.1):
+    """phi(y, z) in plain NumPy, from the textbook definitions."""
+    y = np.asarray(y, dtype=float)
+    z = np.asarray(z, dtype=float)
+    u = y * z
+    if name == "hinge":
+        return np.maximum(0.0, 1.0 - u)
+    if name == "squared_hinge":
+        return np.maximum(0.0, 1.0 - u) ** 2
+    if name == "smooth_hinge":
+        r = 1.0 - u
+        return np.where(r <= 0, 0.0, np.where(r >= gamma, r - gamma / 2, r * r / (2 * gamma)))
+    if name == "logistic":
+        return np.logaddexp(0.0, -u)
+    if name == "squared":
+        return 0.5 * (z - y) ** 2
+    if name == "absolute":
+        return np.abs(z - y)
+    if name == "epsilon_insensitive":
+        return np.maximum(0.0, np.abs(z - y) - epsilon)
+    raise ValueError(name)
+
+
+def np_objective(X, y, coef, intercept=0.0, *, loss, l2, l1, sample_weight=None,
+                 intercept_scaling=1.0, fit_intercept=False, **loss_params):
+    """P(w) with the intercept as a regularised feature (LIBLINEAR -B), plain NumPy/SciPy."""
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    n = Xd.shape[0]
+    c = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float) * n / np.sum(sample_weight)
+    z = Xd @ coef + intercept
+    w_all = np.append(coef, intercept / intercept_scaling) if fit_intercept else np.asarray(coef)
+    return (np.mean(c * np_loss(loss, y, z, **loss_params)) + 0.5 * l2 * w_all @ w_all
+            + l1 * np.abs(w_all).sum())
+
+
+def binary_problem(n=80, d=6, seed=0, sparse=False, density=0.5, dtype=np.float64, noise=0.3):
+    """Labels in {-1, +1} from a noisy linear rule; not separable."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if sparse:
+        X[rng.random((n, d)) > density] = 0.0
+    w = rng.standard_normal(d)
+    y = np.where(X @ w + noise * rng.standard_normal(n) > 0, 1.0, -1.0)
+    if y.min() == y.max():
+        y[0] = -y[0]
+    X = X.astype(dtype)
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def regression_problem(n=80, d=6, seed=0, sparse=False, density=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if sparse:
+        X[rng.random((n, d)) > density] = 0.0
+    y = X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) + 1.0
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def problem_for(loss, **kwargs):
+    return (regression_problem if loss in REGRESSION_LOSSES else binary_problem)(**kwargs)
+
+
+@pytest.fixture
+def data_dir():
+    return os.environ.get("FASTDUAL_DATA",
+                          os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))

@@ -1,0 +1,113 @@
+"""The duality-gap certificate: weak duality for random feasible points, the gap at convergence,
+monotone dual ascent, and the incremental v equal to v recomputed from alpha."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
+
+import fastdual
+from conftest import (BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, np_objective,
+                      problem_for)
+from fastdual.losses import make_loss
+
+ALL = BINARY_LOSSES + REGRESSION_LOSSES
+
+
+def random_feasible_dual(loss_name, y, rng):
+    """A random point in the domain of phi*: the dual built from random margins, mixed with 0."""
+    loss = make_loss(loss_name, {})[1]
+    margins = 3 * rng.standard_normal(y.shape[0])
+    return rng.random(y.shape[0]) * loss.duals_from_margins(y, margins)
+
+
+@given(loss=st.sampled_from(ALL), seed=st.integers(0, 10_000), l1_ratio=st.sampled_from([0.0, 0.3, 1.0]),
+       log_alpha=st.floats(-4, 0), sparse=st.booleans(), with_intercept=st.booleans())
+def test_weak_duality_for_random_points(loss, seed, l1_ratio, log_alpha, sparse, with_intercept):
+    rng = np.random.default_rng(seed)
+    X, y = problem_for(loss, n=30, d=5, seed=seed, sparse=sparse)
+    coef = rng.standard_normal(5)
+    intercept = float(rng.standard_normal()) if with_intercept else None
+    dual = random_feasible_dual(loss, np.where(y > 0, 1.0, -1.0) if loss in BINARY_LOSSES else y, rng)
+    alpha = 10.0 ** log_alpha
+    for dual_coef in (dual, None):
+        cert = fastdual.duality_gap(X, y, coef, intercept, loss=loss, alpha=alpha,
+                                    l1_ratio=l1_ratio, dual_coef=dual_coef)
+        assert cert.primal >= cert.dual - 1e-12 * max(1.0, abs(cert.primal))
+        expected = np_objective(X, y, coef, intercept or 0.0, loss=loss, l2=alpha * (1 - l1_ratio),
+                                l1=alpha * l1_ratio, fit_intercept=with_intercept)
+        assert cert.primal == pytest.approx(expected, rel=1e-10)
+
+
+@given(loss=st.sampled_from(ALL), seed=st.integers(0, 10_000),
+       l1_ratio=st.sampled_from([0.0, 0.5]), sparse=st.booleans())
+def test_sdca_dual_never_decreases_and_the_final_gap_is_within_tol(loss, seed, l1_ratio, sparse):
+    X, y = problem_for(loss, n=40, d=5, seed=seed, sparse=sparse)
+    model = fastdual.train(X, y, loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=0.0, max_epochs=12,
+                           random_state=seed)
+    duals = np.array([h["dual"] for h in model.history_])
+    scale = max(1.0, abs(duals[-1]))
+    assert np.all(np.diff(duals) >= -1e-12 * scale)
+    gaps = np.array([h["gap"] for h in model.history_])
+    assert np.all(gaps >= -1e-12 * scale)
+    model = fastdual.train(X, y, loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=1e-3,
+                           max_epochs=20_000, random_state=seed)
+    assert model.converged_
+    assert 0 <= model.gap_ <= 1e-3 * abs(model.primal_) + 1e-15
+    # The reported primal is the objective of the returned model, computed independently.
+    assert model.primal_ == pytest.approx(
+        np_objective(X, y, model.coef_, model.intercept_, loss=loss, l2=0.05 * (1 - l1_ratio),
+                     l1=0.05 * l1_ratio, fit_intercept=True, **({} if loss != "smooth_hinge" else {})),
+        rel=1e-9)
+
+
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.4])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_incremental_v_equals_v_recomputed_from_alpha(l1_ratio, sparse):
+    X, y = problem_for("logistic", n=60, d=7, seed=3, sparse=sparse)
+    alpha = 0.02
+    model = fastdual.train(X, y, loss="logistic", alpha=alpha, l1_ratio=l1_ratio, tol=0.0,
+                           max_epochs=25, random_state=1, fit_intercept=False)
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+    Xd = X.toarray() if sp.issparse(X) else X
+    v = Xd.T @ model.dual_coef_ / (l2 * Xd.shape[0])
+    expected = np.sign(v) * np.maximum(np.abs(v) - l1 / l2, 0.0)
+    np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_gap_bounds_the_suboptimality():
+    """P(w_t) - P* <= gap_t for every check, with P* from a long run."""
+    X, y = problem_for("smooth_hinge", n=100, d=8, seed=5)
+    best = fastdual.train(X, y, alpha=1e-2, tol=1e-12, max_epochs=5000, random_state=0)
+    run = fastdual.train(X, y, alpha=1e-2, tol=0.0, max_epochs=15, random_state=1)
+    for entry in run.history_:
+        assert entry["primal"] - best.dual_ <= entry["gap"] + 1e-12
+
+
+def test_duality_gap_certifies_a_model_of_another_library():
+    from sklearn.linear_model import LogisticRegression
+    X, y = problem_for("logistic", n=120, d=6, seed=2)
+    C = 0.7
+    clf = LogisticRegression(C=C, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)
+    cert = fastdual.duality_gap(X, y, clf.coef_.ravel(), loss="logistic", C=C)
+    assert 0 <= cert.gap <= 1e-8 * abs(cert.primal)
+    worse = fastdual.duality_gap(X, y, 0.5 * clf.coef_.ravel(), loss="logistic", C=C)
+    assert worse.gap > 1e3 * cert.gap
+
+
+def test_pure_l1_certificate_is_for_the_l1_problem():
+    from sklearn.linear_model import Lasso
+    X, y = problem_for("squared", n=100, d=10, seed=4)
+    alpha = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, tol=1e-3,
+                               fit_intercept=False, random_state=0, max_epochs=3000)
+    assert model.l2_added_ > 0 and model.l2_ == 0.0 and model.l1_ == alpha
+    ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-14, max_iter=100_000).fit(X, y)
+    p_star = np_objective(X, y, ref.coef_, loss="squared", l2=0.0, l1=alpha)
+    p_model = np_objective(X, y, model.coef_, loss="squared", l2=0.0, l1=alpha)
+    assert p_model == pytest.approx(model.primal_, rel=1e-10)
+    assert p_star - 1e-12 <= p_model <= p_star + model.gap_ + 1e-12
+    assert model.relative_gap_ <= 1e-2
