@@ -1,0 +1,215 @@
+"""Equivalences: sparse == dense, float32 ~ float64, weights == repeated rows, C <-> alpha,
+intercept == an explicit constant column, reproducibility, options reaching the same optimum,
+warm starts, save/load."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+from conftest import BINARY_LOSSES, REGRESSION_LOSSES, binary_problem, np_objective, problem_for
+
+ALL = BINARY_LOSSES + REGRESSION_LOSSES
+
+
+@pytest.mark.parametrize("loss", ALL)
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+def test_sparse_equals_dense(loss, l1_ratio):
+    X, y = problem_for(loss, n=70, d=6, seed=1, sparse=True, density=0.6)
+    # Few epochs: once the gap reaches rounding level the dual objective is flat to eps and
+    # alpha is only determined to sqrt(eps), so iterates are compared before that.
+    kwargs = dict(loss=loss, alpha=0.03, l1_ratio=l1_ratio, tol=0.0, max_epochs=6, random_state=4)
+    m_sparse = fastdual.train(X, y, **kwargs)
+    m_dense = fastdual.train(X.toarray(), y, **kwargs)
+    # Same seed, same steps: only the summation order of dot products differs.
+    np.testing.assert_allclose(m_sparse.coef_, m_dense.coef_, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(m_sparse.dual_coef_, m_dense.dual_coef_, rtol=1e-9, atol=1e-11)
+    assert m_sparse.gap_ == pytest.approx(m_dense.gap_, rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_float32_close_to_float64(sparse, loss):
+    X, y = problem_for(loss, n=90, d=7, seed=2, sparse=sparse)
+    X32 = X.astype(np.float32)
+    m64 = fastdual.train(X, y, loss=loss, alpha=0.01, tol=1e-8, max_epochs=5000, random_state=0)
+    m32 = fastdual.train(X32, y, loss=loss, alpha=0.01, tol=1e-8, max_epochs=5000, random_state=0)
+    assert m32.converged_
+    np.testing.assert_allclose(m32.coef_, m64.coef_, rtol=1e-4, atol=1e-5)
+
+
+def test_float32_input_is_not_copied():
+    """The kernels read float32 CSR and C-ordered dense arrays in place."""
+    from fastdual._validation import check_matrix
+    X, _ = binary_problem(n=20, d=4, seed=0, sparse=True, dtype=np.float32)
+    assert np.shares_memory(check_matrix(X).data, X.data)
+    dense = np.ascontiguousarray(X.toarray())
+    assert np.shares_memory(check_matrix(dense).data, dense)
+
+
+@pytest.mark.parametrize("loss", ["smooth_hinge", "squared", "hinge"])
+@pytest.mark.parametrize("by", ["alpha", "C"])
+def test_integer_weights_equal_repeated_rows(loss, by):
+    X, y = problem_for(loss, n=40, d=5, seed=6)
+    weights = np.random.default_rng(0).integers(0, 4, size=40)
+    weights[0] = 2
+    rows = np.repeat(np.arange(40), weights)
+    strength = {"alpha": 0.05} if by == "alpha" else {"C": 0.3}
+    kwargs = dict(loss=loss, tol=1e-11, max_epochs=50_000, random_state=0, **strength)
+    weighted = fastdual.train(X, y, sample_weight=weights, **kwargs)
+    repeated = fastdual.train(X[rows], y[rows], **kwargs)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-5, atol=1e-6)
+    assert weighted.intercept_ == pytest.approx(repeated.intercept_, rel=1e-5, abs=1e-6)
+    assert weighted.primal_ == pytest.approx(repeated.primal_, rel=1e-8)
+
+
+def test_C_and_alpha_give_the_same_model():
+    X, y = binary_problem(n=60, d=5, seed=3)
+    C = 2.5
+    by_c = fastdual.train(X, y, C=C, tol=1e-6, random_state=7)
+    by_alpha = fastdual.train(X, y, alpha=1.0 / (C * X.shape[0]), tol=1e-6, random_state=7)
+    np.testing.assert_allclose(by_c.coef_, by_alpha.coef_, rtol=1e-12)
+    assert by_c.alpha == pytest.approx(1.0 / (C * 60))
+
+
+def test_intercept_equals_an_explicit_constant_column():
+    X, y = binary_problem(n=60, d=5, seed=3)
+    scaling = 3.0
+    with_b = fastdual.train(X, y, alpha=0.02, intercept_scaling=scaling, tol=0.0, max_epochs=20,
+                            random_state=1)
+    column = fastdual.train(np.hstack([X, np.full((60, 1), scaling)]), y, alpha=0.02,
+                            fit_intercept=False, tol=0.0, max_epochs=20, random_state=1)
+    np.testing.assert_allclose(with_b.coef_, column.coef_[:5], rtol=1e-10, atol=1e-12)
+    assert with_b.intercept_ == pytest.approx(column.coef_[5] * scaling, rel=1e-10)
+    assert with_b.intercept_mode == "regularized"
+
+
+def test_same_seed_same_model_bit_for_bit():
+    X, y = binary_problem(n=50, d=4, seed=8, sparse=True)
+    first = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=123)
+    second = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=123)
+    other = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=124)
+    assert np.array_equal(first.coef_, second.coef_)
+    assert not np.array_equal(first.coef_, other.coef_)
+
+
+@pytest.mark.parametrize("options", [dict(sdca_option="IV"), dict(sampling="uniform"),
+                                     dict(output="average"), dict(sdca_option="IV", output="average")])
+@pytest.mark.parametrize("loss", ["smooth_hinge", "hinge", "logistic"])
+def test_every_option_reaches_the_optimum(options, loss):
+    X, y = binary_problem(n=60, d=5, seed=12)
+    reference = fastdual.train(X, y, loss=loss, alpha=0.05, tol=1e-10, max_epochs=50_000,
+                               random_state=0)
+    model = fastdual.train(X, y, loss=loss, alpha=0.05, tol=1e-4, max_epochs=50_000,
+                           random_state=0, **options)
+    assert model.converged_
+    assert model.primal_ - reference.dual_ <= model.gap_ + 1e-12
+    assert model.primal_ == pytest.approx(reference.primal_, rel=2e-4)
+
+
+def test_averaging_checks_at_powers_of_two():
+    X, y = binary_problem(n=40, d=4, seed=1)
+    model = fastdual.train(X, y, tol=0.0, max_epochs=10, output="average", random_state=0)
+    assert [h["epoch"] for h in model.history_] == [1, 2, 4, 8, 10]
+
+
+def test_warm_start_from_a_converged_model_needs_one_epoch():
+    X, y = binary_problem(n=80, d=5, seed=13)
+    cold = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
+    warm = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
+                          warm_start=cold)
+    assert cold.n_epochs_ > 5 and warm.n_epochs_ == 1
+    # From a model without usable duals (other rows), the duals come from its margins.
+    partial = fastdual.train(X[:60], y[:60], loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
+    warm2 = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
+                           warm_start=partial)
+    assert warm2.converged_
+    assert warm2.history_[0]["gap"] < cold.history_[0]["gap"]
+
+
+def test_ctrl_c_returns_the_last_completed_epoch():
+    X, y = binary_problem(n=80, d=5, seed=14)
+
+    def interrupt(info):
+        if info["epoch"] == 3:
+            raise KeyboardInterrupt
+
+    with pytest.warns(fastdual.ConvergenceWarning, match="interrupted"):
+        model = fastdual.train(X, y, alpha=1e-4, tol=1e-12, callback=interrupt, random_state=0)
+    assert not model.converged_ and model.n_epochs_ == 3
+    reference = fastdual.train(X, y, alpha=1e-4, tol=0.0, max_epochs=3, random_state=0)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    assert model.gap_ == pytest.approx(reference.gap_)
+
+
+def test_callback_sees_every_check_and_can_stop():
+    X, y = binary_problem(n=50, d=4, seed=15)
+    seen = []
+    model = fastdual.train(X, y, alpha=1e-3, tol=1e-12, random_state=0,
+                           callback=lambda info: seen.append(info) or (info["epoch"] < 4))
+    assert [s["epoch"] for s in seen] == [1, 2, 3, 4] and model.n_epochs_ == 4
+    assert set(seen[0]) == {"epoch", "seconds", "primal", "dual", "gap", "nnz"}
+
+
+def test_unconverged_run_warns_with_the_gap(recwarn):
+    X, y = binary_problem(n=50, d=4, seed=16)
+    with pytest.warns(fastdual.ConvergenceWarning, match=r"relative duality gap .* > tol"):
+        model = fastdual.train(X, y, loss="hinge", alpha=1e-5, tol=1e-12, max_epochs=2)
+    assert not model.converged_
+
+
+def test_verbose_prints_one_line_per_check(capsys):
+    X, y = binary_problem(n=50, d=4, seed=16)
+    fastdual.train(X, y, tol=0.0, max_epochs=3, verbose=1, random_state=0)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 4 and lines[0].split()[:4] == ["epoch", "primal", "dual", "gap"]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared", "smooth_hinge"])
+def test_save_load_predicts_identically(tmp_path, loss):
+    X, y = problem_for(loss, n=60, d=5, seed=17)
+    if loss != "squared":
+        y = np.where(y > 0, "spam", "ham")
+    model = fastdual.train(X, y, loss=loss, alpha=0.01, random_state=0)
+    path = tmp_path / "model.fd"
+    model.save(path)
+    assert path.exists()          # the name given, no suffix added
+    loaded = fastdual.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    for attribute in ("gap_", "primal_", "dual_", "converged_", "n_epochs_", "history_", "loss",
+                      "alpha", "l1_ratio", "intercept_mode", "loss_params"):
+        assert getattr(loaded, attribute) == getattr(model, attribute)
+    np.testing.assert_array_equal(loaded.dual_coef_, model.dual_coef_)
+    if loss == "logistic":
+        np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_load_refuses_other_files(tmp_path):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, coef=np.zeros(3))
+    with pytest.raises(ValueError, match="not a fastdual model"):
+        fastdual.load(bad)
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, metadata=np.array([{"format": "x"}], dtype=object))
+    with pytest.raises(ValueError):
+        fastdual.load(pickled)
+
+
+def test_predictions_and_probabilities():
+    X, y = binary_problem(n=200, d=5, seed=18, noise=0.0)
+    labels = np.where(y > 0, 7, 3)
+    model = fastdual.train(X, labels, loss="logistic", C=10.0, random_state=0)
+    assert list(model.classes_) == [3, 7]
+    assert np.mean(model.predict(X) == labels) > 0.95
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(np.where(proba[:, 1] > 0.5, 7, 3), model.predict(X))
+    hinge = fastdual.train(X, labels, loss="hinge", random_state=0)
+    with pytest.raises(AttributeError, match="logistic"):
+        hinge.predict_proba(X)
+    regression = fastdual.train(X, X @ np.arange(5.0), loss="squared", alpha=1e-5, tol=1e-6,
+                                max_epochs=10_000, random_state=0)
+    assert regression.classes_ is None and regression.converged_
+    np.testing.assert_allclose(regression.predict(X), X @ np.arange(5.0), atol=1e-2)
