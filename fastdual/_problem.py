@@ -48,8 +48,12 @@ class Problem:
 
     def squared_norms(self):
         data, indices, indptr = self.X.kernel_args
-        return _rows.row_squared_norms(data, indices, indptr, self.n_samples, self.n_features,
-                                       self.bias)
+        norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples, self.n_features,
+                                        self.bias)
+        if not np.isfinite(norms).all():
+            raise ValueError("X has values so large that squared row norms overflow float64; "
+                             "rescale X (e.g. rows to unit norm)")
+        return norms
 
     def primal_dual(self, w, alpha, v_out=None, l2=None):
         """(primal, dual) by the one shared certificate function; v(alpha) written to v_out."""

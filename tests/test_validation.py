@@ -1,0 +1,209 @@
+"""Bad input gets a clear error naming the argument; usable input is never copied or modified."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+from conftest import binary_problem, regression_problem
+
+
+@pytest.fixture
+def data():
+    return binary_problem(n=30, d=4, seed=0)
+
+
+def test_nan_and_inf_are_rejected(data):
+    X, y = data
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[3, 1] = bad
+        with pytest.raises(ValueError, match="X contains NaN or infinity"):
+            fastdual.train(Xb, y)
+        with pytest.raises(ValueError, match="X contains NaN or infinity"):
+            fastdual.train(sp.csr_matrix(Xb), y)
+    yr = np.linspace(0, 1, 30)
+    yr[2] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        fastdual.train(X, yr, loss="squared")
+    with pytest.raises(ValueError, match="y contains NaN"):
+        fastdual.train(X, np.where(np.arange(30) == 0, np.nan, y))
+    w = np.ones(30)
+    w[4] = np.inf
+    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+        fastdual.train(X, y, sample_weight=w)
+
+
+def test_wrong_shapes(data):
+    X, y = data
+    with pytest.raises(ValueError, match="y has 29 entries but X has 30 samples"):
+        fastdual.train(X, y[:-1])
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        fastdual.train(X[:, 0], y)
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        fastdual.train(X, np.column_stack([y, y]))
+    with pytest.raises(ValueError, match="sample_weight has 3 entries"):
+        fastdual.train(X, y, sample_weight=[1, 2, 3])
+    model = fastdual.train(X, y, random_state=0)
+    with pytest.raises(ValueError, match="X has 3 features, but the model was trained on 4"):
+        model.predict(X[:, :3])
+
+
+def test_labels_must_match_the_loss(data):
+    X, y = data
+    with pytest.raises(ValueError, match="only one class"):
+        fastdual.train(X, np.ones(30))
+    with pytest.raises(ValueError, match="binary classification loss but y has 3 classes"):
+        fastdual.train(X, np.arange(30) % 3, loss="hinge")
+    with pytest.raises(TypeError, match="regression loss: y must be numeric"):
+        fastdual.train(X, np.where(y > 0, "a", "b"), loss="squared")
+
+
+def test_strengths_and_parameters(data):
+    X, y = data
+    for value in (0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="alpha must be > 0"):
+            fastdual.train(X, y, alpha=value)
+        with pytest.raises(ValueError, match="C must be > 0"):
+            fastdual.train(X, y, C=value)
+    with pytest.raises(TypeError, match="alpha must be a real number"):
+        fastdual.train(X, y, alpha="big")
+    with pytest.raises(ValueError, match="either alpha or C"):
+        fastdual.train(X, y, alpha=1.0, C=1.0)
+    with pytest.raises(ValueError, match=r"l1_ratio must be in \[0, 1\]"):
+        fastdual.train(X, y, l1_ratio=1.5)
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        fastdual.train(X, y, tol=-1)
+    with pytest.raises(ValueError, match="max_epochs must be >= 1"):
+        fastdual.train(X, y, max_epochs=0)
+    with pytest.raises(TypeError, match="max_epochs must be an integer"):
+        fastdual.train(X, y, max_epochs=2.5)
+    with pytest.raises(ValueError, match="intercept_scaling must be > 0"):
+        fastdual.train(X, y, intercept_scaling=0)
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        fastdual.train(X, y, loss="smooth_hinge", gamma=0.0)
+    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+        fastdual.train(X, np.linspace(0, 1, 30), loss="epsilon_insensitive", epsilon=-0.1)
+    with pytest.raises(TypeError, match=r"unknown parameter\(s\) \['gamma'\] for loss='hinge'"):
+        fastdual.train(X, y, loss="hinge", gamma=2.0)
+    with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+        fastdual.train(X, y, sample_weight=-np.ones(30))
+    with pytest.raises(ValueError, match="positive sum"):
+        fastdual.train(X, y, sample_weight=np.zeros(30))
+    with pytest.raises(ValueError, match=r"sdca_option must be one of \['I', 'IV'\]"):
+        fastdual.train(X, y, sdca_option="II")
+    with pytest.raises(TypeError, match="random_state"):
+        fastdual.train(X, y, random_state="seed")
+    with pytest.raises(TypeError, match="callback must be callable"):
+        fastdual.train(X, y, callback=3)
+    with pytest.raises(TypeError, match="warm_start must be a fastdual Model"):
+        fastdual.train(X, y, warm_start=np.zeros(4))
+
+
+def test_unknown_names_list_the_valid_ones(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"loss must be one of \['absolute', .*'smooth_hinge'"):
+        fastdual.train(X, y, loss="hinge2")
+    with pytest.raises(ValueError, match=r"solver must be one of \['sdca'\], got 'newton'"):
+        fastdual.train(X, y, solver="newton")
+
+
+def test_empty_inputs():
+    with pytest.raises(ValueError, match="X is empty: it has 0 samples"):
+        fastdual.train(np.zeros((0, 3)), np.zeros(0))
+    with pytest.raises(ValueError, match="X has 0 features"):
+        fastdual.train(np.zeros((4, 0)), np.array([1, -1, 1, -1]))
+    with pytest.raises(ValueError, match="X is empty"):
+        fastdual.train(sp.csr_matrix((0, 3)), np.zeros(0))
+    with pytest.raises(TypeError, match="X must be"):
+        fastdual.train(None, [1, 2])
+    with pytest.raises(TypeError, match="X must hold real numbers"):
+        fastdual.train(np.array([["a", "b"], ["c", "d"]]), [1, 2])
+
+
+def test_csr_structure_is_checked(data):
+    X, y = data
+    Xs = sp.csr_matrix(X)
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0], dtype=np.int32),
+                         np.array([0, 2, 3] + [3] * 28, dtype=np.int32)), shape=(30, 4))
+    with pytest.raises(ValueError, match="row 0 stores the same column twice"):
+        fastdual.train(dup, y)
+    bad = Xs.copy()
+    bad.indices[5] = 17
+    with pytest.raises(ValueError, match="column index outside"):
+        fastdual.train(bad, y)
+
+
+def test_unsorted_csr_indices_give_the_same_model(data):
+    X, y = data
+    Xs = sp.csr_matrix(X)
+    shuffled = Xs.copy()
+    for i in range(30):
+        start, end = shuffled.indptr[i], shuffled.indptr[i + 1]
+        shuffled.indices[start:end] = shuffled.indices[start:end][::-1]
+        shuffled.data[start:end] = shuffled.data[start:end][::-1]
+    shuffled.has_sorted_indices = False
+    a = fastdual.train(Xs, y, tol=1e-10, max_epochs=5000, random_state=0)
+    b = fastdual.train(shuffled, y, tol=1e-10, max_epochs=5000, random_state=0)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-7, atol=1e-9)
+
+
+def test_int64_indices_and_other_formats_are_accepted(data):
+    X, y = data
+    Xs = sp.csr_matrix(X)
+    wide = Xs.copy()
+    wide.indices = wide.indices.astype(np.int64)
+    wide.indptr = wide.indptr.astype(np.int64)
+    ref = fastdual.train(Xs, y, tol=0.0, max_epochs=5, random_state=0)
+    for other in (wide, Xs.tocsc(), Xs.tocoo(), sp.csr_array(Xs), X.tolist(), np.asfortranarray(X),
+                  np.repeat(X, 2, axis=1)[:, ::2]):
+        model = fastdual.train(other, y, tol=0.0, max_epochs=5, random_state=0)
+        np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_integer_and_boolean_X_are_converted():
+    X = np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=np.int32)
+    model = fastdual.train(X, [1, -1, 1, -1], random_state=0)
+    assert model.coef_.dtype == np.float64
+
+
+def test_huge_values(data):
+    X, y = data
+    with pytest.raises(ValueError, match="squared row norms overflow"):
+        fastdual.train(X * 1e200, y)
+    # Large but representable values: the logistic loss and its step must not overflow.
+    model = fastdual.train(X * 1e3, y, loss="logistic", alpha=1e-3, max_epochs=50,
+                           random_state=0, tol=1e-3)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.gap_) and model.gap_ >= 0
+
+
+def test_user_arrays_are_never_modified():
+    for sparse in (False, True):
+        X, y = regression_problem(n=40, d=5, seed=1, sparse=sparse)
+        weights = np.linspace(0.5, 2.0, 40)
+        snapshot = [X.copy(), y.copy(), weights.copy()]
+        model = fastdual.train(X, y, loss="squared", sample_weight=weights, alpha=0.01,
+                               l1_ratio=0.3, random_state=0)
+        fastdual.train(X, y, loss="squared", sample_weight=weights, alpha=0.01,
+                       random_state=0, warm_start=model)
+        fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="squared", alpha=0.01,
+                             sample_weight=weights)
+        model.predict(X)
+        if sparse:
+            assert (X != snapshot[0]).nnz == 0
+        else:
+            np.testing.assert_array_equal(X, snapshot[0])
+        np.testing.assert_array_equal(y, snapshot[1])
+        np.testing.assert_array_equal(weights, snapshot[2])
+
+
+def test_duality_gap_validates_its_inputs(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"coef must have shape \(4,\)"):
+        fastdual.duality_gap(X, y, np.zeros(3), loss="hinge", alpha=0.1)
+    with pytest.raises(ValueError, match=r"dual_coef must have shape \(30,\)"):
+        fastdual.duality_gap(X, y, np.zeros(4), loss="hinge", alpha=0.1, dual_coef=np.zeros(2))
+    with pytest.raises(ValueError, match="coef contains NaN"):
+        fastdual.duality_gap(X, y, np.full(4, np.nan), loss="hinge", alpha=0.1)
+    # An infeasible dual point is not a bound: the dual is -inf and the gap infinite.
+    cert = fastdual.duality_gap(X, y, np.zeros(4), loss="hinge", alpha=0.1, dual_coef=np.full(30, 5.0))
+    assert cert.dual == -np.inf and cert.gap == np.inf
