@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Losses behind the interface of _losses.pxd: value, derivative, conjugate and the closed-form
 (or safeguarded Newton) SDCA coordinate step. Derivations: docs/math.md, Sec. "Losses"."""
 import numpy as np
@@ -231,7 +231,7 @@ cdef class Logistic(Loss):
         cdef double u = y * z
         cdef double lo = -u - q * (1.0 - beta)
         cdef double hi = -u + q * beta
-        cdef double t, s, f, t_new
+        cdef double t, s, f, newton
         cdef int it
         if hi - lo <= 0.0:          # q == 0: the unconstrained maximiser sigmoid(-u)
             return y * _sigmoid(-u)
@@ -239,7 +239,7 @@ cdef class Logistic(Loss):
             t = _clip(log(beta) - log1p(-beta), lo, hi)
         else:
             t = 0.5 * (lo + hi)
-        for it in range(100):
+        for it in range(64):
             s = _sigmoid(t)
             f = t + u + q * (s - beta)
             if f > 0.0:
@@ -248,13 +248,15 @@ cdef class Logistic(Loss):
                 lo = t
             else:
                 break
-            t_new = t - f / (1.0 + q * s * (1.0 - s))
-            if not (lo < t_new < hi):
-                t_new = 0.5 * (lo + hi)
-            if fabs(t_new - t) <= 1e-15 * (1.0 + fabs(t)):
-                t = t_new
+            newton = f / (1.0 + q * s * (1.0 - s))
+            # Converged: the Newton correction is at rounding level. (Tested before the bracket,
+            # since a converged step may land on the bracket's edge.)
+            if fabs(newton) <= 4e-16 * (1.0 + fabs(t)):
+                t -= newton
                 break
-            t = t_new
+            t -= newton
+            if not (lo < t < hi):
+                t = 0.5 * (lo + hi)
         return y * _sigmoid(t)
 
 

@@ -1,7 +1,7 @@
 # The package's own random number generator: xoshiro256** seeded by splitmix64.
 # Inline and nogil so that sampling inside the epoch loops costs a few instructions and
 # is bit-for-bit reproducible from `random_state`, independent of numpy's generators.
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint32_t, uint64_t
 
 
 cdef struct RandomState:
@@ -44,10 +44,28 @@ cdef inline uint64_t rng_next(RandomState* rs) noexcept nogil:
 
 
 cdef inline Py_ssize_t rng_below(RandomState* rs, Py_ssize_t n) noexcept nogil:
-    """Uniform integer in [0, n), n >= 1, without modulo bias (Lemire's rejection method)."""
-    cdef uint64_t bound = <uint64_t>n
-    cdef uint64_t threshold = (-bound) % bound
-    cdef uint64_t r
+    """Uniform integer in [0, n), n >= 1, exactly uniform (Lemire's multiply-and-reject method).
+
+    For n < 2**32 the high half of a 32-bit draw times n is the result; the rare draws whose low
+    half falls below 2**32 mod n are rejected. This avoids a 64-bit division on almost every call,
+    which matters in the per-epoch shuffle. Larger n fall back to modulo with rejection.
+    """
+    cdef uint64_t m, r, threshold, bound
+    cdef uint32_t x, low, n32, t32
+    if <uint64_t>n <= <uint64_t>0xFFFFFFFF:
+        n32 = <uint32_t>n
+        x = <uint32_t>(rng_next(rs) >> 32)
+        m = <uint64_t>x * <uint64_t>n32
+        low = <uint32_t>m
+        if low < n32:
+            t32 = (<uint32_t>(-n32)) % n32
+            while low < t32:
+                x = <uint32_t>(rng_next(rs) >> 32)
+                m = <uint64_t>x * <uint64_t>n32
+                low = <uint32_t>m
+        return <Py_ssize_t>(m >> 32)
+    bound = <uint64_t>n
+    threshold = (-bound) % bound
     while True:
         r = rng_next(rs)
         # [threshold, 2**64) holds a whole multiple of n values, so r % n is exactly uniform.

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """One-off O(nnz) passes over a matrix in the row-access layout of _rows.pxd: structure checks
 and squared row norms. Used by the Python layer once per training call, never in epoch loops."""
 import numpy as np
