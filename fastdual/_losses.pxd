@@ -7,6 +7,8 @@
 cdef class Loss:
     # phi is (1 / gamma)-smooth, i.e. phi* is gamma-strongly convex; 0 for non-smooth losses.
     cdef readonly double gamma
+    # The domain of phi* is a bounded box the duals often sit on (SVM-type losses): shrinking pays.
+    cdef readonly bint has_box
 
     cdef double value(self, double y, double z) noexcept nogil
     # A (sub)derivative of phi(y, .) at z.
@@ -17,6 +19,9 @@ cdef class Loss:
     cdef double dual_from_margin(self, double y, double z) noexcept nogil
     # SDCA Option I: argmax_{a'} -phi*(-a') - z (a' - a) - q/2 (a' - a)^2, returned as a'.
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil
+    # d/da [-phi*(-a) - z a] at a (one-sided, from inside the domain, at a bound): the slope of the
+    # SDCA coordinate objective; zero at the coordinate's optimum unless a sits on a bound.
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil
 
 
 cdef class Hinge(Loss):

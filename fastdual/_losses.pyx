@@ -41,6 +41,9 @@ cdef class Loss:
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
         return NAN
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return NAN
+
     # -- Python face -------------------------------------------------------------------------
     def values(self, y, z):
         """phi(y_i, z_i) elementwise."""
@@ -86,6 +89,10 @@ cdef class Loss:
         """One SDCA Option I coordinate step, as a Python call (for tests)."""
         return self.sdca_step(y, z, a, q)
 
+    def slope(self, double y, double z, double a):
+        """d/da [-phi*(-a) - z a], as a Python call (for tests)."""
+        return self.dual_slope(y, z, a)
+
 
 def _broadcast2(first, second):
     f, s = np.broadcast_arrays(np.asarray(first, dtype=np.float64),
@@ -100,6 +107,7 @@ cdef class Hinge(Loss):
 
     def __cinit__(self):
         self.gamma = 0.0
+        self.has_box = True
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -120,6 +128,9 @@ cdef class Hinge(Loss):
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
         return y * _linear_step(1.0 - y * z, a * y, q, 0.0, 1.0)
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return y - z
+
 
 cdef class SmoothHinge(Loss):
     """Hinge smoothed by gamma: quadratic on 1 - gamma < yz < 1; -phi*(-a) = beta - gamma/2 beta^2."""
@@ -128,6 +139,7 @@ cdef class SmoothHinge(Loss):
         if not gamma > 0.0:
             raise ValueError(f"gamma must be > 0 for smooth_hinge, got {gamma!r}")
         self.gamma = gamma
+        self.has_box = True
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -153,12 +165,16 @@ cdef class SmoothHinge(Loss):
         cdef double beta = a * y
         return y * _clip(beta + (1.0 - y * z - self.gamma * beta) / (q + self.gamma), 0.0, 1.0)
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return y * (1.0 - self.gamma * a * y) - z
+
 
 cdef class SquaredHinge(Loss):
     """phi = max(0, 1 - yz)^2 (2-smooth); -phi*(-a) = beta - beta^2 / 4 on beta >= 0."""
 
     def __cinit__(self):
         self.gamma = 0.5
+        self.has_box = True
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -182,6 +198,9 @@ cdef class SquaredHinge(Loss):
         cdef double beta = a * y
         beta = beta + (1.0 - y * z - 0.5 * beta) / (q + 0.5)
         return y * beta if beta > 0.0 else 0.0
+
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return y * (1.0 - 0.5 * a * y) - z
 
 
 cdef inline double _sigmoid(double t) noexcept nogil:
@@ -259,6 +278,14 @@ cdef class Logistic(Loss):
                 t = 0.5 * (lo + hi)
         return y * _sigmoid(t)
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        cdef double beta = a * y
+        if beta <= 0.0:
+            return INFINITY * y
+        if beta >= 1.0:
+            return -INFINITY * y
+        return y * (log1p(-beta) - log(beta)) - z
+
 
 cdef class Squared(Loss):
     """phi = (z - y)^2 / 2 (1-smooth); -phi*(-a) = a y - a^2 / 2."""
@@ -281,12 +308,16 @@ cdef class Squared(Loss):
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
         return a + (y - z - a) / (1.0 + q)
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return y - a - z
+
 
 cdef class Absolute(Loss):
     """phi = |z - y|; -phi*(-a) = a y on a in [-1, 1]."""
 
     def __cinit__(self):
         self.gamma = 0.0
+        self.has_box = True
 
     cdef double value(self, double y, double z) noexcept nogil:
         return fabs(z - y)
@@ -305,6 +336,9 @@ cdef class Absolute(Loss):
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
         return _linear_step(y - z, a, q, -1.0, 1.0)
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return y - z
+
 
 cdef class EpsilonInsensitive(Loss):
     """phi = max(0, |z - y| - epsilon); -phi*(-a) = a y - epsilon |a| on a in [-1, 1]."""
@@ -314,6 +348,7 @@ cdef class EpsilonInsensitive(Loss):
             raise ValueError(f"epsilon must be >= 0 for epsilon_insensitive, got {epsilon!r}")
         self.epsilon = epsilon
         self.gamma = 0.0
+        self.has_box = True
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = fabs(z - y) - self.epsilon
@@ -346,3 +381,15 @@ cdef class EpsilonInsensitive(Loss):
             return -1.0
         return 0.0
 
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        # At a = 0 the one-sided slopes differ; report the smaller in magnitude (0 inside the kink).
+        cdef double r = y - z
+        if a > 0.0:
+            return r - self.epsilon
+        if a < 0.0:
+            return r + self.epsilon
+        if r > self.epsilon:
+            return r - self.epsilon
+        if r < -self.epsilon:
+            return r + self.epsilon
+        return 0.0

@@ -15,10 +15,19 @@ Step for sample i, margin z = x_i . w, q = c_i ||x_i||^2 / (l2 n):
   Option IV: alpha_i <- alpha_i + s (u - alpha_i), u = -phi'(z),
              s = clip([phi(z) + phi*(-alpha_i) + z alpha_i + gamma/2 (u - alpha_i)^2]
                       / [(u - alpha_i)^2 (gamma + q_max)], 0, 1),  q_max = max_i q_i (R^2 / (l2 n)).
+
+Shrinking (LIBLINEAR's, for losses whose duals live in a box): order[0:n_active] is the active set.
+A sample whose step does not move alpha_i although the slope of its coordinate objective,
+c_i |d/da(-phi*(-a) - z a)|, exceeds `shrink_threshold` sits on a bound and is pushed outward: it
+leaves the active set (swapped behind it) until the caller reactivates everyone. The caller passes
+the largest projected slope of the previous epoch as the threshold, as LIBLINEAR does. Shrinking
+only skips coordinates, so D still never decreases, and the certificate is always computed on all
+samples.
 """
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
+from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
 from fastdual._losses cimport Loss
@@ -42,32 +51,44 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                const double[::1] y, const double[::1] sample_weight, const double[::1] sq_norms,
                double[::1] alpha, double[::1] v, double[::1] w,
                Loss loss, double l2, double l1, int option, double q_max,
-               bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state):
-    """Run one epoch (n steps) in place on alpha, v, w, order and rng_state."""
+               bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
+               Py_ssize_t n_active, double shrink_threshold):
+    """Run one epoch in place on alpha, v, w, order and rng_state.
+
+    Visits the n_active samples of order[0:n_active] in a fresh random order (or n_samples
+    uniform draws with replacement, then without shrinking). Returns (max_slope, n_active): the
+    largest projected slope c_i |d/da| over the steps that moved, and the new active-set size.
+    """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double* v_ptr = &v[0]
     cdef double* w_ptr = &w[0]
     cdef bint elastic = l1 > 0.0
+    cdef bint shrinking = loss.has_box and not with_replacement
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
-    cdef double z, c, q, a_old, a_new, delta, scale, u, du, s, gap_i
-    cdef Py_ssize_t t, i, start, end, ahead
+    cdef double z, c, q, a_old, a_new, delta, scale, u, du, s, gap_i, slope
+    cdef double max_slope = 0.0
+    cdef Py_ssize_t t, i, start, end, ahead, n_steps
     cdef RandomState rs
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
     rs.s2 = rng_state[2]
     rs.s3 = rng_state[3]
     with nogil:
-        if not with_replacement:
-            rng_shuffle(&rs, &order[0], n_samples)
-        for t in range(n_samples):
+        if with_replacement:
+            n_steps = n_samples
+        else:
+            rng_shuffle(&rs, &order[0], n_active)
+            n_steps = n_active
+        t = 0
+        while t < n_steps:
             if with_replacement:
                 i = rng_below(&rs, n_samples)
             else:
                 i = order[t]
-                if t + PREFETCH_FAR < n_samples:
+                if t + PREFETCH_FAR < n_steps:
                     ahead = order[t + PREFETCH_FAR]
                     if ptr != NULL:
                         prefetch(ptr + ahead)
@@ -75,8 +96,9 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     prefetch(&sq_norms[ahead])
                     prefetch(&y[ahead])
                     prefetch(&sample_weight[ahead])
-                if t + PREFETCH_NEAR < n_samples:
+                if t + PREFETCH_NEAR < n_steps:
                     prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+            t += 1
             c = sample_weight[i]
             if c == 0.0:
                 continue
@@ -90,13 +112,26 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 u = loss.dual_from_margin(y[i], z)
                 du = u - a_old
                 if du == 0.0:
-                    continue
-                gap_i = (loss.value(y[i], z) - loss.dual_value(y[i], a_old) + z * a_old
-                         + 0.5 * loss.gamma * du * du)
-                s = gap_i / (du * du * (loss.gamma + q_max))
-                s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
-                a_new = a_old + s * du
+                    a_new = a_old
+                else:
+                    gap_i = (loss.value(y[i], z) - loss.dual_value(y[i], a_old) + z * a_old
+                             + 0.5 * loss.gamma * du * du)
+                    s = gap_i / (du * du * (loss.gamma + q_max))
+                    s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
+                    a_new = a_old + s * du
             delta = a_new - a_old
+            if shrinking:
+                slope = c * fabs(loss.dual_slope(y[i], z, a_old))
+                if delta == 0.0:
+                    if slope > shrink_threshold:
+                        # On a bound and pushed outward: out of the active set. The last active
+                        # sample takes this place and is visited next.
+                        n_steps -= 1
+                        t -= 1
+                        order[t] = order[n_steps]
+                        order[n_steps] = i
+                elif slope > max_slope:
+                    max_slope = slope
             if delta == 0.0:
                 continue
             alpha[i] = a_new
@@ -110,3 +145,4 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     rng_state[1] = rs.s1
     rng_state[2] = rs.s2
     rng_state[3] = rs.s3
+    return max_slope, (n_active if with_replacement else n_steps)

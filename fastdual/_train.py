@@ -15,7 +15,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, sdca_option="I",
-          sampling="permutation", output="last", **loss_params):
+          sampling="permutation", output="last", shrinking=True, **loss_params):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -34,7 +34,9 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     max_epochs : passes over the data.
     solver : "sdca". sdca_option "I" (exact coordinate maximisation) or "IV";
         sampling "permutation" (a fresh one each epoch) or "uniform" (with replacement);
-        output "last" or "average" (the averaging option, over the latter half of the epochs).
+        output "last" or "average" (the averaging option, over the latter half of the epochs);
+        shrinking (LIBLINEAR's: samples whose duals sit on a bound and are pushed outward are
+        skipped until the rest is solved; only for losses with box-constrained duals).
     random_state : None, an int or a numpy generator; the same int gives bit-identical models.
     verbose : print one line per check. callback(info) is called after each check with a dict
         (epoch, seconds, primal, dual, gap, nnz); returning False stops training.
@@ -57,7 +59,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     initial_dual = _initial_dual(problem, warm_start)
     w, dual_coef, info = spec["run"](problem, tol=tol, max_epochs=max_epochs, seed=seed,
                                      verbose=verbose, callback=callback, initial_dual=initial_dual,
-                                     sdca_option=sdca_option, sampling=sampling, output=output)
+                                     sdca_option=sdca_option, sampling=sampling, output=output,
+                                     shrinking=shrinking)
     d = problem.n_features
     return Model(
         w[:d].copy(), w[d] * problem.bias, problem.classes, dual_coef=dual_coef,

@@ -134,15 +134,20 @@ def check_targets(y, n_samples, task, loss_name):
             arr = arr.astype(str) if all(isinstance(v, str) for v in arr) else arr.astype(np.float64)
         except (TypeError, ValueError):
             raise TypeError("y must hold numbers or strings") from None
-    classes, encoded = np.unique(arr, return_inverse=True)
-    if classes.shape[0] < 2:
-        raise ValueError(f"y has only one class ({classes[0]!r}); binary classification needs two")
-    if classes.shape[0] > 2:
+    # Two O(n) scans instead of a sort: the first label, then the first label unlike it.
+    first = arr[0]
+    others = arr != first
+    if not others.any():
+        raise ValueError(f"y has only one class ({first!r}); binary classification needs two")
+    second = arr[np.argmax(others)]
+    if np.any(others & (arr != second)):
+        n_classes = np.unique(arr).shape[0]
         raise ValueError(
-            f"loss={loss_name!r} is a binary classification loss but y has {classes.shape[0]} "
+            f"loss={loss_name!r} is a binary classification loss but y has {n_classes} "
             "classes; multiclass training is not available yet (use a regression loss for "
             "real-valued targets)")
-    return np.where(encoded.ravel() == 1, 1.0, -1.0), classes
+    classes = np.array(sorted([first, second]), dtype=arr.dtype)
+    return np.where(arr == classes[1], 1.0, -1.0), classes
 
 
 def check_sample_weight(sample_weight, n_samples):

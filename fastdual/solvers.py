@@ -19,7 +19,7 @@ def _nonzeros(w):
 
 
 def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
-             sdca_option="I", sampling="permutation", output="last"):
+             sdca_option="I", sampling="permutation", output="last", shrinking=True):
     """Prox-SDCA (seed 000, Figure 1); returns (w with the intercept feature last, alpha, info)."""
     option = SDCA_OPTIONS[check_choice("sdca_option", sdca_option, tuple(SDCA_OPTIONS))]
     with_replacement = check_choice("sampling", sampling, SAMPLINGS) == "uniform"
@@ -73,6 +73,15 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
         v[:] = v_check / l2
         w[:] = _soft_threshold(v, kappa)
 
+    # Shrinking (LIBLINEAR's, see _sdca.pyx): the threshold is the previous epoch's largest
+    # projected slope. When the active set is solved to unshrink_tol (a tenth of the first epoch's
+    # slope, then a tenth of that each time) while the certificate is not, everyone comes back.
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise TypeError(f"shrinking must be True or False, got {shrinking!r}")
+    n_active = n
+    shrink_threshold = np.inf
+    unshrink_tol = None
+
     monitor = Monitor(tol, verbose, callback, "sdca")
     result_w, result_alpha = w, alpha
     primal = dual = np.nan
@@ -81,10 +90,14 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
     done = False
     try:
         while epoch < max_epochs and not done:
-            _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y,
-                             problem.sample_weight, sq_norms, alpha, v, w, problem.loss, l2, l1,
-                             option, q_max, with_replacement, order, rng_state)
+            max_slope, n_active = _sdca.sdca_epoch(
+                data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
+                sq_norms, alpha, v, w, problem.loss, l2, l1, option, q_max, with_replacement,
+                order, rng_state, n_active, shrink_threshold if shrinking else np.inf)
             epoch += 1
+            if unshrink_tol is None:
+                unshrink_tol = 0.1 * max_slope
+            shrink_threshold = max_slope if max_slope > 0 else np.inf
             if averaging:
                 alpha_sum += alpha
                 v_sum += v
@@ -100,6 +113,10 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
                                                            l2=l2)
             primal, dual = certify(result_w, result_alpha)
             done = monitor.record(epoch, primal, dual, _nonzeros(result_w[:d]))
+            if not done and n_active < n and max_slope <= unshrink_tol:
+                n_active = n
+                shrink_threshold = np.inf
+                unshrink_tol *= 0.1
             if continuation and not done and not averaging:
                 # Shrink once the lambda-problem is solved well below the bias its lambda/2||w||^2
                 # term puts on the l1 optimum.
