@@ -59,3 +59,43 @@ class Monitor:
                           f"duality gap {relative_gap(primal, dual):.3g} > tol={self.tol:g}. "
                           "Increase max_epochs, loosen tol, or regularise more (larger alpha, "
                           "smaller C).", ConvergenceWarning, stacklevel=4)
+
+
+class CheckSchedule:
+    """When to compute the certificate: every `every` epochs, or adaptively ("auto").
+
+    "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
+    and skips ahead to 70% of the predicted epoch where it reaches tol, never more than doubling
+    the previous interval; with tol = 0 only the last epoch is checked. The last epoch is always
+    checked, and stopping is still decided by an exact certificate.
+    """
+
+    def __init__(self, every, tol, max_epochs):
+        if every != "auto":
+            if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+                raise ValueError(f"check_every must be a positive integer or 'auto', got {every!r}")
+        self.every = every
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.next_check = 1 if (every == "auto" and tol > 0) else (
+            max_epochs if every == "auto" else min(every, max_epochs))
+        self.last = None        # (epoch, relative gap) of the previous check
+        self.interval = 1
+
+    def due(self, epoch):
+        return epoch >= self.next_check or epoch >= self.max_epochs
+
+    def checked(self, epoch, rel_gap):
+        if self.every != "auto":
+            self.next_check = epoch + self.every
+            return
+        step = 1
+        if self.last is not None and self.tol > 0:
+            last_epoch, last_gap = self.last
+            if 0 < rel_gap < last_gap and rel_gap > self.tol:
+                rate = (rel_gap / last_gap) ** (1.0 / (epoch - last_epoch))
+                predicted = np.log(self.tol / rel_gap) / np.log(rate)
+                step = int(np.clip(np.floor(0.7 * predicted), 1, 2 * self.interval))
+        self.interval = step
+        self.last = (epoch, rel_gap)
+        self.next_check = epoch + step

@@ -15,7 +15,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, sdca_option="I",
-          sampling="permutation", output="last", shrinking=True, **loss_params):
+          sampling="permutation", output="last", shrinking=True, check_every=1, **loss_params):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -31,6 +31,9 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     loss : one of fastdual.losses.LOSSES; loss_params: gamma (smooth_hinge), epsilon
         (epsilon_insensitive).
     tol : stop when (P - D) / |P| <= tol, checked every epoch; 0 runs exactly max_epochs.
+    check_every : compute the certificate every k epochs (default 1), or "auto": adaptively,
+        extrapolating the gap's decrease, so that fewer passes go to certificates (the stop is
+        still decided by an exact certificate, and the last epoch is always checked).
     max_epochs : passes over the data.
     solver : "sdca". sdca_option "I" (exact coordinate maximisation) or "IV";
         sampling "permutation" (a fresh one each epoch) or "uniform" (with replacement);
@@ -60,7 +63,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     w, dual_coef, info = spec["run"](problem, tol=tol, max_epochs=max_epochs, seed=seed,
                                      verbose=verbose, callback=callback, initial_dual=initial_dual,
                                      sdca_option=sdca_option, sampling=sampling, output=output,
-                                     shrinking=shrinking)
+                                     shrinking=shrinking, check_every=check_every)
     d = problem.n_features
     return Model(
         w[:d].copy(), w[d] * problem.bias, problem.classes, dual_coef=dual_coef,

@@ -2,7 +2,7 @@
 import numpy as np
 
 from fastdual import _sdca
-from fastdual._driver import Monitor, relative_gap
+from fastdual._driver import CheckSchedule, Monitor, relative_gap
 from fastdual._validation import check_choice
 
 SDCA_OPTIONS = {"I": 1, "IV": 4}
@@ -19,7 +19,8 @@ def _nonzeros(w):
 
 
 def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
-             sdca_option="I", sampling="permutation", output="last", shrinking=True):
+             sdca_option="I", sampling="permutation", output="last", shrinking=True,
+             check_every=1):
     """Prox-SDCA (seed 000, Figure 1); returns (w with the intercept feature last, alpha, info)."""
     option = SDCA_OPTIONS[check_choice("sdca_option", sdca_option, tuple(SDCA_OPTIONS))]
     with_replacement = check_choice("sampling", sampling, SAMPLINGS) == "uniform"
@@ -75,13 +76,14 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
 
     # Shrinking (LIBLINEAR's, see _sdca.pyx): the threshold is the previous epoch's largest
     # projected slope. When the active set is solved to unshrink_tol (a tenth of the first epoch's
-    # slope, then a tenth of that each time) while the certificate is not, everyone comes back.
+    # slope, then a tenth of that each time), everyone comes back for the next epoch.
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be True or False, got {shrinking!r}")
     n_active = n
     shrink_threshold = np.inf
     unshrink_tol = None
 
+    schedule = CheckSchedule(check_every, tol, max_epochs)
     monitor = Monitor(tol, verbose, callback, "sdca")
     result_w, result_alpha = w, alpha
     primal = dual = np.nan
@@ -98,6 +100,10 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
             if unshrink_tol is None:
                 unshrink_tol = 0.1 * max_slope
             shrink_threshold = max_slope if max_slope > 0 else np.inf
+            if n_active < n and max_slope <= unshrink_tol:
+                n_active = n
+                shrink_threshold = np.inf
+                unshrink_tol *= 0.1
             if averaging:
                 alpha_sum += alpha
                 v_sum += v
@@ -108,15 +114,14 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
                 alpha_sum[:] = 0.0
                 v_sum[:] = 0.0
                 window = 0
+            elif not schedule.due(epoch):
+                continue
             if continuation:
                 aug_primal, aug_dual = problem.primal_dual(result_w, result_alpha, v_out=v_check,
                                                            l2=l2)
             primal, dual = certify(result_w, result_alpha)
             done = monitor.record(epoch, primal, dual, _nonzeros(result_w[:d]))
-            if not done and n_active < n and max_slope <= unshrink_tol:
-                n_active = n
-                shrink_threshold = np.inf
-                unshrink_tol *= 0.1
+            schedule.checked(epoch, relative_gap(primal, dual))
             if continuation and not done and not averaging:
                 # Shrink once the lambda-problem is solved well below the bias its lambda/2||w||^2
                 # term puts on the l1 optimum.

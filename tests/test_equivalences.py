@@ -213,3 +213,65 @@ def test_predictions_and_probabilities():
                                 max_epochs=10_000, random_state=0)
     assert regression.classes_ is None and regression.converged_
     np.testing.assert_allclose(regression.predict(X), X @ np.arange(5.0), atol=1e-2)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "smooth_hinge", "absolute",
+                                  "epsilon_insensitive"])
+def test_shrinking_reaches_the_same_optimum(loss):
+    X, y = problem_for(loss, n=300, d=6, seed=19, sparse=True)
+    kwargs = dict(loss=loss, alpha=1e-3, tol=1e-6, max_epochs=100_000, random_state=0)
+    on = fastdual.train(X, y, shrinking=True, **kwargs)
+    off = fastdual.train(X, y, shrinking=False, **kwargs)
+    assert on.converged_ and off.converged_
+    assert on.primal_ - off.dual_ <= on.gap_ + off.gap_
+    assert on.primal_ == pytest.approx(off.primal_, rel=2e-6)
+
+
+def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
+    """One epoch with a zero threshold: every sample whose step cannot move leaves the set."""
+    from fastdual import _sdca
+    from fastdual._problem import build_problem
+    X, y = binary_problem(n=200, d=5, seed=20, noise=0.0)
+    p = build_problem(X, y, loss="hinge", alpha=1e-2, C=None, l1_ratio=0.0, fit_intercept=False,
+                      intercept_scaling=1.0, sample_weight=None, tol=1e-4, loss_params={})
+    n, d = X.shape
+    alpha, v = np.zeros(n), np.zeros(d + 1)
+    order = np.arange(n, dtype=np.intp)
+    state = np.random.SeedSequence(0).generate_state(4, dtype=np.uint64)
+    sq = p.squared_norms()
+    data, indices, indptr = p.X.kernel_args
+    n_active = n
+    duals = []
+    for epoch in range(6):
+        _, n_active = _sdca.sdca_epoch(data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq,
+                                       alpha, v, v, p.loss, p.l2, 0.0, 1, 0.0, False, order, state,
+                                       n_active, 0.0 if epoch else np.inf)
+        duals.append(p.primal_dual(v, alpha)[1])
+        assert sorted(order) == list(range(n))                  # still a permutation
+    assert 0 < n_active < n
+    # Shrunk samples sit on a bound of beta = alpha y in [0, 1], pushed outward when they left:
+    # beta = 0 with margin > 1 or beta = 1 with margin < 1 (w has moved a little since).
+    shrunk = order[n_active:]
+    beta = alpha[shrunk] * p.y[shrunk]
+    margins = p.y[shrunk] * (X[shrunk] @ v[:d])
+    assert np.all((beta == 0.0) | (beta == 1.0))
+    outward = np.where(beta == 0.0, margins > 1.0, margins < 1.0)
+    assert outward.mean() > 0.9
+    assert np.all(np.diff(duals) >= -1e-12)
+
+
+def test_check_every():
+    X, y = binary_problem(n=60, d=4, seed=21)
+    model = fastdual.train(X, y, tol=0.0, max_epochs=10, check_every=3, random_state=0)
+    assert [h["epoch"] for h in model.history_] == [3, 6, 9, 10]
+    model = fastdual.train(X, y, tol=0.0, max_epochs=10, check_every="auto", random_state=0)
+    assert [h["epoch"] for h in model.history_] == [10]
+    every = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0)
+    auto = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0,
+                          check_every="auto")
+    assert auto.converged_ and auto.relative_gap_ <= 1e-6
+    assert len(auto.history_) < len(every.history_)
+    assert auto.n_epochs_ >= every.n_epochs_
+    for bad in (0, -2, 1.5, "sometimes", True):
+        with pytest.raises(ValueError, match="check_every must be a positive integer or 'auto'"):
+            fastdual.train(X, y, check_every=bad)
