@@ -15,7 +15,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, sdca_option="I",
-          sampling="permutation", output="last", shrinking=True, check_every=1, **loss_params):
+          sampling="permutation", output="last", shrinking=True, check_every="auto", **loss_params):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -30,10 +30,12 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         for squared, absolute, epsilon_insensitive.
     loss : one of fastdual.losses.LOSSES; loss_params: gamma (smooth_hinge), epsilon
         (epsilon_insensitive).
-    tol : stop when (P - D) / |P| <= tol, checked every epoch; 0 runs exactly max_epochs.
-    check_every : compute the certificate every k epochs (default 1), or "auto": adaptively,
-        extrapolating the gap's decrease, so that fewer passes go to certificates (the stop is
-        still decided by an exact certificate, and the last epoch is always checked).
+    tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
+    check_every : when the certificate (one extra pass over the data) is computed: "auto"
+        (default) extrapolates the gap's linear decrease from the last two checks and skips
+        ahead to just before it should reach tol; an int k checks every k epochs (1 = every
+        epoch, one history record each). Either way the stop is decided by an exact certificate
+        and the last epoch is always checked.
     max_epochs : passes over the data.
     solver : "sdca". sdca_option "I" (exact coordinate maximisation) or "IV";
         sampling "permutation" (a fresh one each epoch) or "uniform" (with replacement);

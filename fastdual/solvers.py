@@ -20,7 +20,7 @@ def _nonzeros(w):
 
 def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
              sdca_option="I", sampling="permutation", output="last", shrinking=True,
-             check_every=1):
+             check_every="auto"):
     """Prox-SDCA (seed 000, Figure 1); returns (w with the intercept feature last, alpha, info)."""
     option = SDCA_OPTIONS[check_choice("sdca_option", sdca_option, tuple(SDCA_OPTIONS))]
     with_replacement = check_choice("sampling", sampling, SAMPLINGS) == "uniform"

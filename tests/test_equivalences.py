@@ -116,14 +116,15 @@ def test_averaging_checks_at_powers_of_two():
 
 def test_warm_start_from_a_converged_model_needs_one_epoch():
     X, y = binary_problem(n=80, d=5, seed=13)
-    cold = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
+    cold = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=0,
+                          check_every=1)
     warm = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
-                          warm_start=cold)
+                          warm_start=cold, check_every=1)
     assert cold.n_epochs_ > 5 and warm.n_epochs_ == 1
     # From a model without usable duals (other rows), the duals come from its margins.
     partial = fastdual.train(X[:60], y[:60], loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
     warm2 = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
-                           warm_start=partial)
+                           warm_start=partial, check_every=1)
     assert warm2.converged_
     assert warm2.history_[0]["gap"] < cold.history_[0]["gap"]
 
@@ -136,7 +137,8 @@ def test_ctrl_c_returns_the_last_completed_epoch():
             raise KeyboardInterrupt
 
     with pytest.warns(fastdual.ConvergenceWarning, match="interrupted"):
-        model = fastdual.train(X, y, alpha=1e-4, tol=1e-12, callback=interrupt, random_state=0)
+        model = fastdual.train(X, y, alpha=1e-4, tol=1e-12, callback=interrupt, random_state=0,
+                               check_every=1)
     assert not model.converged_ and model.n_epochs_ == 3
     reference = fastdual.train(X, y, alpha=1e-4, tol=0.0, max_epochs=3, random_state=0)
     np.testing.assert_array_equal(model.coef_, reference.coef_)
@@ -146,7 +148,7 @@ def test_ctrl_c_returns_the_last_completed_epoch():
 def test_callback_sees_every_check_and_can_stop():
     X, y = binary_problem(n=50, d=4, seed=15)
     seen = []
-    model = fastdual.train(X, y, alpha=1e-3, tol=1e-12, random_state=0,
+    model = fastdual.train(X, y, alpha=1e-3, tol=1e-12, random_state=0, check_every=1,
                            callback=lambda info: seen.append(info) or (info["epoch"] < 4))
     assert [s["epoch"] for s in seen] == [1, 2, 3, 4] and model.n_epochs_ == 4
     assert set(seen[0]) == {"epoch", "seconds", "primal", "dual", "gap", "nnz"}
@@ -161,7 +163,7 @@ def test_unconverged_run_warns_with_the_gap(recwarn):
 
 def test_verbose_prints_one_line_per_check(capsys):
     X, y = binary_problem(n=50, d=4, seed=16)
-    fastdual.train(X, y, tol=0.0, max_epochs=3, verbose=1, random_state=0)
+    fastdual.train(X, y, tol=0.0, max_epochs=3, verbose=1, random_state=0, check_every=1)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 4 and lines[0].split()[:4] == ["epoch", "primal", "dual", "gap"]
 
@@ -266,7 +268,7 @@ def test_check_every():
     assert [h["epoch"] for h in model.history_] == [3, 6, 9, 10]
     model = fastdual.train(X, y, tol=0.0, max_epochs=10, check_every="auto", random_state=0)
     assert [h["epoch"] for h in model.history_] == [10]
-    every = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0)
+    every = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0, check_every=1)
     auto = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0,
                           check_every="auto")
     assert auto.converged_ and auto.relative_gap_ <= 1e-6
