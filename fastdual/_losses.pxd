@@ -22,6 +22,7 @@ cdef class Loss:
     # d/da [-phi*(-a) - z a] at a (one-sided, from inside the domain, at a bound): the slope of the
     # SDCA coordinate objective; zero at the coordinate's optimum unless a sits on a bound.
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil
+    cdef _elementwise(self, int which, first, second)
 
 
 cdef class Hinge(Loss):

@@ -45,45 +45,38 @@ cdef class Loss:
         return NAN
 
     # -- Python face -------------------------------------------------------------------------
-    def values(self, y, z):
-        """phi(y_i, z_i) elementwise."""
-        cdef double[::1] yy, zz, out
-        yy, zz, out = _broadcast2(y, z)
+    cdef _elementwise(self, int which, first, second):
+        """Evaluate one of the nogil methods over broadcast arrays (tests, certificates)."""
+        cdef double[::1] yy, xx, out
         cdef Py_ssize_t i
+        yy, xx, out = _broadcast2(first, second)
         with nogil:
             for i in range(out.shape[0]):
-                out[i] = self.value(yy[i], zz[i])
+                if which == 0:
+                    out[i] = self.value(yy[i], xx[i])
+                elif which == 1:
+                    out[i] = self.derivative(yy[i], xx[i])
+                elif which == 2:
+                    out[i] = self.dual_value(yy[i], xx[i])
+                else:
+                    out[i] = self.dual_from_margin(yy[i], xx[i])
         return np.asarray(out)
+
+    def values(self, y, z):
+        """phi(y_i, z_i) elementwise."""
+        return self._elementwise(0, y, z)
 
     def derivatives(self, y, z):
         """A (sub)derivative of phi(y_i, .) at z_i elementwise."""
-        cdef double[::1] yy, zz, out
-        yy, zz, out = _broadcast2(y, z)
-        cdef Py_ssize_t i
-        with nogil:
-            for i in range(out.shape[0]):
-                out[i] = self.derivative(yy[i], zz[i])
-        return np.asarray(out)
+        return self._elementwise(1, y, z)
 
     def dual_values(self, y, a):
         """-phi*(-a_i) elementwise (-inf where a_i is outside the domain)."""
-        cdef double[::1] yy, aa, out
-        yy, aa, out = _broadcast2(y, a)
-        cdef Py_ssize_t i
-        with nogil:
-            for i in range(out.shape[0]):
-                out[i] = self.dual_value(yy[i], aa[i])
-        return np.asarray(out)
+        return self._elementwise(2, y, a)
 
     def duals_from_margins(self, y, z):
         """The feasible dual point a_i = -phi'(y_i, z_i) elementwise."""
-        cdef double[::1] yy, zz, out
-        yy, zz, out = _broadcast2(y, z)
-        cdef Py_ssize_t i
-        with nogil:
-            for i in range(out.shape[0]):
-                out[i] = self.dual_from_margin(yy[i], zz[i])
-        return np.asarray(out)
+        return self._elementwise(3, y, z)
 
     def step(self, double y, double z, double a, double q):
         """One SDCA Option I coordinate step, as a Python call (for tests)."""

@@ -175,3 +175,24 @@ def test_every_loss_is_registered_with_its_task():
         assert LOSSES[name].task == "binary"
     for name in REGRESSION_LOSSES:
         assert LOSSES[name].task == "regression"
+
+
+@given(name=st.sampled_from(ALL), z=st.floats(-3, 3), t=st.floats(0.05, 0.95),
+       which=st.integers(0, 2))
+def test_dual_slope_is_the_derivative_of_the_coordinate_objective(name, z, t, which):
+    loss = loss_object(name)
+    y = targets(name)[which % len(targets(name))]
+    lo, hi = domain(name, y)
+    hi = min(hi, lo + 5) if hi - lo > 5 else hi
+    a = lo + t * (hi - lo)
+    if name == "epsilon_insensitive" and abs(a) < 1e-3:
+        return                                  # the kink at 0
+    h = 1e-6
+    numeric = ((loss.dual_values(y, a + h)[0] - z * (a + h))
+               - (loss.dual_values(y, a - h)[0] - z * (a - h))) / (2 * h)
+    assert loss.slope(y, z, a) == pytest.approx(numeric, abs=1e-5)
+
+
+def test_box_losses_are_flagged_for_shrinking():
+    flagged = {name for name in ALL if loss_object(name).has_box}
+    assert flagged == {"hinge", "squared_hinge", "smooth_hinge", "absolute", "epsilon_insensitive"}
