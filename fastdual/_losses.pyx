@@ -237,21 +237,23 @@ cdef class Logistic(Loss):
         # Maximise H(b) - u (b - beta) - q/2 (b - beta)^2 over b in [0, 1], u = yz. In the logit
         # t = log(b / (1 - b)) the optimality condition is f(t) = t + u + q (sigmoid(t) - beta) = 0,
         # f increasing with f' = 1 + q s (1 - s) in [1, 1 + q/4], and the root lies in
-        # [-u - q (1 - beta), -u + q beta]. Newton from inside the bracket, bisection when Newton
-        # would leave it: converges in a handful of steps and never leaves (0, 1).
+        # [-u - q (1 - beta), -u + q beta]. Safeguarded Newton (rtsafe): a Newton step is taken
+        # only when it stays inside the bracket and shrinks at least half as fast as bisection;
+        # otherwise bisect. (Plain Newton can cycle on the sigmoid's curvature when q is large.)
+        # Working in t keeps b = sigmoid(t) strictly inside (0, 1).
         cdef double beta = a * y
         cdef double u = y * z
         cdef double lo = -u - q * (1.0 - beta)
         cdef double hi = -u + q * beta
-        cdef double t, s, f, newton
+        cdef double t, s, f, fp, dx, dx_old
         cdef int it
         if hi - lo <= 0.0:          # q == 0: the unconstrained maximiser sigmoid(-u)
             return y * _sigmoid(-u)
-        if 0.0 < beta < 1.0:
-            t = _clip(log(beta) - log1p(-beta), lo, hi)
-        else:
-            t = 0.5 * (lo + hi)
-        for it in range(64):
+        # Start one fixed-point step away from the q = 0 solution t = -u: usually within 2-3
+        # Newton steps of the root, and cheaper than the logit of beta (two logarithms).
+        t = _clip(-u - q * (_sigmoid(-u) - beta), lo, hi)
+        dx = dx_old = hi - lo
+        for it in range(200):
             s = _sigmoid(t)
             f = t + u + q * (s - beta)
             if f > 0.0:
@@ -260,15 +262,21 @@ cdef class Logistic(Loss):
                 lo = t
             else:
                 break
-            newton = f / (1.0 + q * s * (1.0 - s))
-            # Converged: the Newton correction is at rounding level. (Tested before the bracket,
-            # since a converged step may land on the bracket's edge.)
-            if fabs(newton) <= 4e-16 * (1.0 + fabs(t)):
-                t -= newton
-                break
-            t -= newton
-            if not (lo < t < hi):
-                t = 0.5 * (lo + hi)
+            fp = 1.0 + q * s * (1.0 - s)
+            if ((t - hi) * fp - f) * ((t - lo) * fp - f) > 0.0 or fabs(2.0 * f) > fabs(dx_old * fp):
+                dx_old = dx
+                dx = 0.5 * (hi - lo)
+                t = lo + dx
+                if dx <= 1e-16 * (1.0 + fabs(t)):
+                    break
+            else:
+                dx_old = dx
+                dx = f / fp
+                t -= dx
+                # Newton converges quadratically with |f''| / f' <= q / 10: once q dx^2 is at
+                # rounding level the corrected t is exact to rounding, no confirming iteration.
+                if (1.0 + q) * dx * dx <= 1e-17 * (1.0 + fabs(t)):
+                    break
         return y * _sigmoid(t)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:

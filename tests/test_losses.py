@@ -196,3 +196,23 @@ def test_dual_slope_is_the_derivative_of_the_coordinate_objective(name, z, t, wh
 def test_box_losses_are_flagged_for_shrinking():
     flagged = {name for name in ALL if loss_object(name).has_box}
     assert flagged == {"hinge", "squared_hinge", "smooth_hinge", "absolute", "epsilon_insensitive"}
+
+
+def test_logistic_step_matches_bisection_over_a_wide_range_of_curvatures():
+    """Large q (small alpha, long rows) is where plain Newton cycles; the root of the logit
+    condition t + u + q (sigmoid(t) - beta) = 0, bisected in NumPy, is the reference."""
+    loss = loss_object("logistic")
+    rng = np.random.default_rng(5)
+    m = 3000
+    z, beta, q = 6 * rng.standard_normal(m), rng.random(m), 10.0 ** rng.uniform(-4, 7, m)
+    y = rng.choice([-1.0, 1.0], m)
+    u = y * z
+    lo, hi = -u - q * (1 - beta), -u + q * beta
+    sigmoid = lambda t: np.exp(-np.logaddexp(0.0, -t))
+    for _ in range(250):
+        mid = 0.5 * (lo + hi)
+        positive = mid + u + q * (sigmoid(mid) - beta) > 0
+        hi, lo = np.where(positive, mid, hi), np.where(positive, lo, mid)
+    expected = sigmoid(0.5 * (lo + hi))
+    got = np.array([loss.step(y[i], z[i], beta[i] * y[i], q[i]) * y[i] for i in range(m)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
