@@ -47,8 +47,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         (epoch, seconds, primal, dual, gap, nnz); returning False stops training.
     warm_start : a Model to start from (its dual_coef_ if it has one of length n, else its coef_).
 
-    Ctrl-C during training returns the model of the last completed epoch, with a warning and
-    converged_ = False.
+    Ctrl-C during training returns the best model so far (of the last completed epoch and the
+    checked ones, the one with the smallest certified gap), with a warning and converged_ = False.
     """
     tol = check_positive("tol", tol, allow_zero=True)
     max_epochs = check_int("max_epochs", max_epochs, 1)

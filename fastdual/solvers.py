@@ -87,6 +87,7 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
     monitor = Monitor(tol, verbose, callback, "sdca")
     result_w, result_alpha = w, alpha
     primal = dual = np.nan
+    best = None               # (w, alpha, primal, dual) of the smallest certified gap so far
     epoch = 0
     interrupted = False
     done = False
@@ -120,6 +121,8 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
                 aug_primal, aug_dual = problem.primal_dual(result_w, result_alpha, v_out=v_check,
                                                            l2=l2)
             primal, dual = certify(result_w, result_alpha)
+            if best is None or primal - dual < best[2] - best[3]:
+                best = (result_w.copy(), result_alpha.copy(), primal, dual)
             done = monitor.record(epoch, primal, dual, _nonzeros(result_w[:d]))
             schedule.checked(epoch, relative_gap(primal, dual))
             if continuation and not done and not averaging:
@@ -128,9 +131,13 @@ def run_sdca(problem, *, tol, max_epochs, seed, verbose, callback, initial_dual,
                 if aug_primal - aug_dual <= 0.25 * l2 * float(result_w @ result_w):
                     shrink_lambda(0.1)
     except KeyboardInterrupt:
+        # The arrays hold a completed epoch (the kernels run between Python's signal checks):
+        # return it or the best certified point seen, whichever has the smaller gap.
         interrupted = True
         result_w, result_alpha = w, alpha
         primal, dual = certify(w, alpha)
+        if best is not None and best[2] - best[3] < primal - dual:
+            result_w, result_alpha, primal, dual = best
     converged = (not interrupted) and monitor.converged(primal, dual)
     if not converged:
         monitor.warn_unconverged(primal, dual, epoch, interrupted)
