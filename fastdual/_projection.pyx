@@ -1,0 +1,674 @@
+# cython: language_level=3
+"""Exact linear-time projections of seed 004 (Zhang, Saha & Vishwanathan), Sec. 5.5.
+
+Two kernels, both found by the same device: the optimum is the root of a monotone one-dimensional
+function that is smooth between "kinks"; the root is bracketed by repeated *median selection* over
+the kinks still inside the bracket, while everything that is already decided is folded into a few
+running aggregates (Figures 4-5), so that a round costs O(#kinks left) and the kink set halves every
+round: O(n) in total, deterministically (no sort, worst-case linear selection).
+
+box_hyperplane  -- problem (64), Sec. 5.5.1, Algorithm 8:
+    minimise 1/2 sum_i d_i^2 (a_i - m_i)^2   s.t.  l_i <= a_i <= u_i,  sum_i sigma_i a_i = z.
+  With beta_i = sigma_i (a_i - m_i) the multiplier lambda of the equality gives (eq. 65)
+      a_i(lambda) = clip(m_i + lambda sigma_i / d_i^2, l_i, u_i),
+      h_i(lambda) = sigma_i (a_i(lambda) - m_i) = clip(w_i lambda, lo_i, hi_i),  w_i = sigma_i^2/d_i^2,
+  with lo_i/hi_i = sigma_i (l_i - m_i) and sigma_i (u_i - m_i), ordered by the sign of sigma_i.
+  f(lambda) = sum_i h_i(lambda) - z', z' = z - sum_i sigma_i m_i, is continuous, nondecreasing and
+  piecewise linear with kinks lo_i / w_i and hi_i / w_i (eq. 66).  Its root gives a = a(lambda*).
+
+elastic_net_ball -- problem (67)-(68), Sec. 5.5.2:
+    minimise 1/2 ||w - g||^2   s.t.  gamma ||w||_1 + 1/2 ||w||^2 <= r.
+  For lambda >= 0 the minimiser is eq. (69), w_i = sign(g_i) max(|g_i| - lambda gamma, 0) / (1 + lambda).
+  Writing tau = lambda gamma (the soft threshold, kinks at tau = |g_i|) and a_i = |g_i|,
+      h(tau) = sum_{a_i > tau} (a_i - tau)(a_i + tau + 2 gamma) - 2 r (1 + tau/gamma)^2
+  is 2 (1 + lambda)^2 (constraint(w(lambda)) - r): continuous and strictly decreasing.  (The seed's
+  printed h carries a stray factor gamma on the r term; the form here follows from eq. 69 directly.)
+
+Duplicate kinks (Algorithm 8): the kink set is a multiset and after evaluating the function at the
+median m only the kinks *strictly* on the root's side of m are kept, so duplicates of m leave with
+it and the set still halves; the bracket end points are kept explicitly, so the root can never be
+lost between the last kink and m (the role of the y probe in Algorithm 8).  When no kink is left
+strictly inside the bracket the function is a single smooth piece there and the root is closed form.
+
+Numerics: sigma is rescaled by a power of two so max|sigma| is in [1/2, 1), d by a power of two so
+min|d| is in [1, 2) (both exact and solution-preserving); then w_i <= 1 and |sigma_i/d_i^2| <= 1
+never overflow, and a coordinate whose weight underflows degrades to its correct limit (stiff
+coordinate -> constant contribution).  Sums that decide feasibility and the final root use
+Neumaier-compensated summation.
+"""
+from libc.math cimport fabs, sqrt, frexp, ldexp, copysign, INFINITY
+from libc.math cimport isnan, isfinite
+from libc.stdlib cimport malloc, free
+
+# Status codes shared with fastdual/projection.py (which turns them into exceptions).
+OK = 0
+ERR_M_NOT_FINITE = 1
+ERR_LOWER_NAN = 2
+ERR_UPPER_NAN = 3
+ERR_LOWER_GT_UPPER = 4
+ERR_SIGMA_NOT_FINITE = 5
+ERR_D_ZERO = 6
+ERR_D_NOT_FINITE = 7
+ERR_LOWER_POS_INF = 8
+ERR_UPPER_NEG_INF = 9
+ERR_INFEASIBLE = 10
+ERR_NO_MEMORY = 11
+ERR_G_NOT_FINITE = 12
+
+cdef enum:
+    _OK = 0
+    _ERR_M_NOT_FINITE = 1
+    _ERR_LOWER_NAN = 2
+    _ERR_UPPER_NAN = 3
+    _ERR_LOWER_GT_UPPER = 4
+    _ERR_SIGMA_NOT_FINITE = 5
+    _ERR_D_ZERO = 6
+    _ERR_D_NOT_FINITE = 7
+    _ERR_LOWER_POS_INF = 8
+    _ERR_UPPER_NEG_INF = 9
+    _ERR_INFEASIBLE = 10
+    _ERR_NO_MEMORY = 11
+    _ERR_G_NOT_FINITE = 12
+
+cdef extern from "float.h":
+    const double DBL_EPSILON
+
+cdef enum:
+    # Below this size a range is finished by insertion sort.
+    SMALL = 24
+
+
+# --------------------------------------------------------------------------------------------
+# Compensated summation (Neumaier).  Only finite terms are ever added.
+# --------------------------------------------------------------------------------------------
+ctypedef struct Accumulator:
+    double sum
+    double comp
+
+
+cdef inline void acc_add(Accumulator* acc, double x) noexcept nogil:
+    cdef double t = acc.sum + x
+    if fabs(acc.sum) >= fabs(x):
+        acc.comp += (acc.sum - t) + x
+    else:
+        acc.comp += (x - t) + acc.sum
+    acc.sum = t
+
+
+cdef inline double acc_value(Accumulator* acc) noexcept nogil:
+    return acc.sum + acc.comp
+
+
+# --------------------------------------------------------------------------------------------
+# Worst-case linear selection: quickselect with a pseudo-median pivot, falling back to a
+# median-of-medians pivot after any split that keeps more than 3/4 of the range.  Every
+# non-fallback step either shrinks the range to <= 3/4 or forces a fallback step next, and a
+# fallback step shrinks it to <= 3/4 at O(size) cost (its own recursion is on size/5), so the
+# total is O(n) for every input, including adversarial orders and massive duplication.
+# --------------------------------------------------------------------------------------------
+cdef inline void insertion_sort(double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef double x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+cdef inline double median3(double x, double y, double z) noexcept nogil:
+    if x < y:
+        if y < z:
+            return y
+        return z if x < z else x
+    if x < z:
+        return x
+    return z if y < z else y
+
+
+cdef Py_ssize_t partition_less(double* a, Py_ssize_t n, double p) noexcept nogil:
+    """Move the entries < p to the front (branch-free Lomuto); return how many there are."""
+    cdef Py_ssize_t i, first = 0
+    cdef double x
+    for i in range(n):
+        x = a[i]
+        a[i] = a[first]
+        a[first] = x
+        first += x < p
+    return first
+
+
+cdef Py_ssize_t partition_not_greater(double* a, Py_ssize_t n, double p) noexcept nogil:
+    """Move the entries <= p to the front; return how many there are."""
+    cdef Py_ssize_t i, first = 0
+    cdef double x
+    for i in range(n):
+        x = a[i]
+        a[i] = a[first]
+        a[first] = x
+        first += x <= p
+    return first
+
+
+cdef double median_of_medians(double* a, Py_ssize_t n) noexcept nogil:
+    """A value with at least ~3n/10 entries <= it and ~3n/10 entries >= it (BFPRT).
+
+    The medians of the groups of five are gathered at the front and their median selected
+    recursively; the array is permuted, which the caller's partition does not mind."""
+    cdef Py_ssize_t g, ngroups = n // 5
+    cdef double x
+    for g in range(ngroups):
+        insertion_sort(a + 5 * g, 5)
+        x = a[5 * g + 2]
+        a[5 * g + 2] = a[g]
+        a[g] = x
+    return select_kth(a, ngroups, ngroups // 2)
+
+
+cdef double select_kth(double* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th smallest (0-based) of a[0:n]; permutes a.  Requires 0 <= k < n."""
+    cdef bint fallback = False
+    cdef Py_ssize_t nless, nle, size, step
+    cdef double p
+    while True:
+        if n <= SMALL:
+            insertion_sort(a, n)
+            return a[k]
+        size = n
+        if fallback:
+            p = median_of_medians(a, n)
+        elif n < 1024:
+            p = median3(a[0], a[n // 2], a[n - 1])
+        else:
+            # Tukey's ninther: a better median estimate for one extra handful of reads.
+            step = n // 8
+            p = median3(median3(a[0], a[step], a[2 * step]),
+                        median3(a[3 * step], a[4 * step], a[5 * step]),
+                        median3(a[6 * step], a[7 * step], a[n - 1]))
+        nless = partition_less(a, n, p)
+        if k < nless:
+            n = nless
+        elif n - nless <= (3 * size) // 4:
+            # Good split: keep the ">= p" part, pivot copies included.
+            a += nless
+            k -= nless
+            n -= nless
+        else:
+            # Poor split (many entries >= p, often copies of p): separate the copies of p.
+            nle = nless + partition_not_greater(a + nless, n - nless, p)
+            if k < nle:
+                return p
+            a += nle
+            k -= nle
+            n -= nle
+        fallback = n > (3 * size) // 4
+
+
+# --------------------------------------------------------------------------------------------
+# Problem (64): box + hyperplane.
+# --------------------------------------------------------------------------------------------
+ctypedef struct Piece:
+    # h_i(lambda) = min(max(w lambda, lo), hi); kinks lo / w and hi / w (always recomputed by the
+    # same division, so a kink in the selection buffer is bit-identical to the one classified).
+    double w
+    double lo
+    double hi
+
+
+cdef inline double clip(double x, double lo, double hi) noexcept nogil:
+    return lo if x < lo else (hi if x > hi else x)
+
+
+cdef int box_hyperplane_solve(Py_ssize_t n,
+                              const double* m,
+                              const double* lower, Py_ssize_t lower_inc,
+                              const double* upper, Py_ssize_t upper_inc,
+                              const double* sigma, Py_ssize_t sigma_inc,
+                              const double* d, Py_ssize_t d_inc,
+                              double z,
+                              double* out,
+                              Py_ssize_t* bad_index,
+                              double* report) noexcept nogil:
+    """Solve (64) into out[0:n].  report[0:2] receives the feasible range of z, report[2] the
+    multiplier lambda in the caller's units.  Returns a status code; out is only written on OK."""
+    cdef Py_ssize_t i, j, nact, nk, n_sig = 0
+    cdef double mi, li, ui, si, di, smax = 0.0, dmin = INFINITY
+    cdef double sig_scale, d_scale, q, w, lo, hi, tlo, thi, left, right
+    cdef double lam_lo, lam_hi, lam, pivot, fval, slope, cval, tol, zs
+    cdef int e
+    cdef bint zmin_inf = False, zmax_inf = False
+    cdef Accumulator zmin, zmax, zabs, cacc
+    cdef Piece* pieces = NULL
+    cdef double* kinks = NULL
+    cdef Piece pc
+
+    # ---- pass 0: validation, and the scales of sigma and d ---------------------------------
+    for i in range(n):
+        mi = m[i]
+        li = lower[i * lower_inc]
+        ui = upper[i * upper_inc]
+        si = sigma[i * sigma_inc]
+        di = d[i * d_inc]
+        if not isfinite(mi):
+            bad_index[0] = i
+            return _ERR_M_NOT_FINITE
+        if isnan(li):
+            bad_index[0] = i
+            return _ERR_LOWER_NAN
+        if isnan(ui):
+            bad_index[0] = i
+            return _ERR_UPPER_NAN
+        if li > ui:
+            bad_index[0] = i
+            return _ERR_LOWER_GT_UPPER
+        if li == INFINITY:
+            bad_index[0] = i
+            return _ERR_LOWER_POS_INF
+        if ui == -INFINITY:
+            bad_index[0] = i
+            return _ERR_UPPER_NEG_INF
+        if not isfinite(si):
+            bad_index[0] = i
+            return _ERR_SIGMA_NOT_FINITE
+        if not isfinite(di):
+            bad_index[0] = i
+            return _ERR_D_NOT_FINITE
+        if di == 0.0:
+            bad_index[0] = i
+            return _ERR_D_ZERO
+        if si != 0.0:
+            n_sig += 1
+            if fabs(si) > smax:
+                smax = fabs(si)
+            if fabs(di) < dmin:
+                dmin = fabs(di)
+
+    if n_sig == 0:
+        # No coupling: the hyperplane is {0 = z}; every coordinate is clipped on its own.
+        report[0] = 0.0
+        report[1] = 0.0
+        report[2] = 0.0
+        if z != 0.0:
+            return _ERR_INFEASIBLE
+        for i in range(n):
+            out[i] = clip(m[i], lower[i * lower_inc], upper[i * upper_inc])
+        return _OK
+
+    # Power-of-two scales (exact): max|sigma| -> [1/2, 1), min|d| -> [1, 2).
+    frexp(smax, &e)
+    sig_scale = ldexp(1.0, -e)
+    frexp(dmin, &e)
+    d_scale = ldexp(1.0, 1 - e)
+    zs = z * sig_scale
+
+    pieces = <Piece*> malloc(n_sig * sizeof(Piece))
+    kinks = <double*> malloc(2 * n_sig * sizeof(double))
+    if pieces == NULL or kinks == NULL:
+        free(pieces)
+        free(kinks)
+        return _ERR_NO_MEMORY
+
+    # ---- pass 1: pieces, feasible range, and the first kink set -----------------------------
+    # cacc accumulates every constant term of f (starting with sum sigma_i m_i - z); slope the
+    # slopes of coordinates that are free on the whole current bracket (Figure 4, state (e)).
+    zmin.sum = zmin.comp = 0.0
+    zmax.sum = zmax.comp = 0.0
+    zabs.sum = zabs.comp = 0.0
+    cacc.sum = cacc.comp = 0.0
+    slope = 0.0
+    nact = 0
+    nk = 0
+    for i in range(n):
+        si = sigma[i * sigma_inc]
+        if si == 0.0:
+            continue
+        si = si * sig_scale
+        mi = m[i]
+        li = lower[i * lower_inc]
+        ui = upper[i * upper_inc]
+        di = fabs(d[i * d_inc]) * d_scale
+        # left / right: the bound a_i sits on as lambda -> -inf / +inf.
+        if si > 0.0:
+            left = li
+            right = ui
+        else:
+            left = ui
+            right = li
+        if isfinite(left):
+            acc_add(&zmin, si * left)
+            acc_add(&zabs, fabs(si * left))
+        else:
+            zmin_inf = True
+        if isfinite(right):
+            acc_add(&zmax, si * right)
+            acc_add(&zabs, fabs(si * right))
+        else:
+            zmax_inf = True
+        acc_add(&cacc, si * mi)
+        lo = si * (left - mi)
+        hi = si * (right - mi)
+        q = si / di
+        w = q * q
+        if lo == hi:
+            # Tight box (l = u, or a width below rounding): a constant contribution.
+            acc_add(&cacc, lo)
+            continue
+        if w == 0.0:
+            # Weight underflowed: h_i is constant (its limit) at clip(0, lo, hi) on every
+            # finite lambda.
+            acc_add(&cacc, clip(0.0, lo, hi))
+            continue
+        tlo = lo / w
+        thi = hi / w
+        if thi == -INFINITY:
+            acc_add(&cacc, hi)          # state (f) for every finite lambda
+        elif tlo == INFINITY:
+            acc_add(&cacc, lo)          # state (d)
+        elif tlo == -INFINITY and thi == INFINITY:
+            slope += w                  # state (e): free everywhere (both bounds infinite)
+        else:
+            pieces[nact].w = w
+            pieces[nact].lo = lo
+            pieces[nact].hi = hi
+            nact += 1
+            if isfinite(tlo):
+                kinks[nk] = tlo
+                nk += 1
+            if isfinite(thi):
+                kinks[nk] = thi
+                nk += 1
+
+    # ---- feasibility of z (the two assumptions after (64)) ----------------------------------
+    # z within the rounding error of any summation order of the bound sums is accepted and
+    # treated as lying on that end of the range.
+    tol = 4.0 * DBL_EPSILON * (n_sig + 1) * (acc_value(&zabs) + fabs(zs))
+    report[0] = -INFINITY if zmin_inf else acc_value(&zmin) / sig_scale
+    report[1] = INFINITY if zmax_inf else acc_value(&zmax) / sig_scale
+    if (not zmin_inf and zs < acc_value(&zmin) - tol) or \
+            (not zmax_inf and zs > acc_value(&zmax) + tol):
+        free(pieces)
+        free(kinks)
+        return _ERR_INFEASIBLE
+    if not zmin_inf and zs < acc_value(&zmin):
+        zs = acc_value(&zmin)
+    if not zmax_inf and zs > acc_value(&zmax):
+        zs = acc_value(&zmax)
+    acc_add(&cacc, -zs)
+
+    # ---- Algorithm 8: median search over the kinks ------------------------------------------
+    # Invariant: f(lam_lo) <= 0 <= f(lam_hi) (as limits at +-inf); `pieces` holds exactly the
+    # coordinates with a kink strictly inside (lam_lo, lam_hi), `kinks` exactly those kinks.
+    lam_lo = -INFINITY
+    lam_hi = INFINITY
+    lam = 0.0
+    while nk > 0:
+        pivot = select_kth(kinks, nk, (nk - 1) // 2)
+        fval = acc_value(&cacc) + slope * pivot
+        for j in range(nact):
+            pc = pieces[j]
+            fval += clip(pc.w * pivot, pc.lo, pc.hi)
+        if fval == 0.0:
+            lam_lo = pivot
+            lam_hi = pivot
+            nact = 0
+            break
+        if fval > 0.0:
+            lam_hi = pivot
+        else:
+            lam_lo = pivot
+        # Fold every coordinate now linear on the whole bracket into the aggregates (Figure 5);
+        # keep the rest, and their kinks strictly inside the bracket (duplicates of the pivot go).
+        i = 0
+        nk = 0
+        for j in range(nact):
+            pc = pieces[j]
+            tlo = pc.lo / pc.w
+            thi = pc.hi / pc.w
+            if thi <= lam_lo:
+                acc_add(&cacc, pc.hi)
+            elif tlo >= lam_hi:
+                acc_add(&cacc, pc.lo)
+            elif tlo <= lam_lo and thi >= lam_hi:
+                slope += pc.w
+            else:
+                pieces[i] = pc
+                i += 1
+                if tlo > lam_lo:        # then tlo < lam_hi as well
+                    kinks[nk] = tlo
+                    nk += 1
+                if thi < lam_hi and thi > lam_lo:
+                    kinks[nk] = thi
+                    nk += 1
+        nact = i
+
+    # ---- the root on the last piece: f = cval + slope * lambda -------------------------------
+    if lam_lo == lam_hi:
+        lam = lam_lo
+    else:
+        cval = acc_value(&cacc)
+        lam = -cval / slope if slope > 0.0 else INFINITY
+        if slope > 0.0 and isfinite(lam):
+            if lam < lam_lo:
+                lam = lam_lo
+            if lam > lam_hi:
+                lam = lam_hi
+        else:
+            # f is constant (= 0) on the bracket: every coordinate sits on a bound there.  Take a
+            # point well inside it so that the clip below lands exactly on those bounds.
+            if isfinite(lam_lo) and isfinite(lam_hi):
+                lam = 0.5 * lam_lo + 0.5 * lam_hi
+            elif isfinite(lam_hi):
+                lam = lam_hi - (fabs(lam_hi) + 1.0)
+                if not isfinite(lam):
+                    lam = lam_hi
+            elif isfinite(lam_lo):
+                lam = lam_lo + (fabs(lam_lo) + 1.0)
+                if not isfinite(lam):
+                    lam = lam_lo
+            else:
+                lam = 0.0
+    free(pieces)
+    free(kinks)
+
+    # lambda in the caller's units: a_i = m_i + lambda sigma_i / d_i^2.
+    report[2] = lam * sig_scale / (d_scale * d_scale)
+
+    # ---- recover a from lambda (eq. 65), clipping in the original coordinates ----------------
+    for i in range(n):
+        mi = m[i]
+        si = sigma[i * sigma_inc] * sig_scale
+        li = lower[i * lower_inc]
+        ui = upper[i * upper_inc]
+        if si != 0.0:
+            di = fabs(d[i * d_inc]) * d_scale
+            # (sigma/d)/d rather than sigma/d^2: no overflow of d^2 for large d.
+            mi = mi + ((si / di) / di) * lam
+        out[i] = clip(mi, li, ui)
+    return _OK
+
+
+def box_hyperplane(const double[::1] m, const double[::1] lower, const double[::1] upper,
+                   const double[::1] sigma, const double[::1] d, double z, double[::1] out):
+    """Kernel entry for fastdual.projection.project_box_hyperplane (inputs already validated
+    for dtype/shape; lower/upper/sigma/d have length n or 1).  Returns
+    (status, bad_index, zmin, zmax, multiplier)."""
+    cdef Py_ssize_t n = m.shape[0]
+    cdef Py_ssize_t bad = -1
+    cdef double report[3]
+    cdef int status
+    cdef double dummy = 0.0
+    cdef const double* mp = &m[0] if n > 0 else &dummy
+    cdef double* op = &out[0] if n > 0 else &dummy
+    cdef const double* lp = &lower[0] if lower.shape[0] > 0 else &dummy
+    cdef const double* up = &upper[0] if upper.shape[0] > 0 else &dummy
+    cdef const double* sp = &sigma[0] if sigma.shape[0] > 0 else &dummy
+    cdef const double* dp = &d[0] if d.shape[0] > 0 else &dummy
+    cdef Py_ssize_t li = 1 if lower.shape[0] == n else 0
+    cdef Py_ssize_t ui = 1 if upper.shape[0] == n else 0
+    cdef Py_ssize_t si = 1 if sigma.shape[0] == n else 0
+    cdef Py_ssize_t di = 1 if d.shape[0] == n else 0
+    report[0] = report[1] = report[2] = 0.0
+    with nogil:
+        status = box_hyperplane_solve(n, mp, lp, li, up, ui, sp, si, dp, di, z, op, &bad, report)
+    return status, bad, report[0], report[1], report[2]
+
+
+# --------------------------------------------------------------------------------------------
+# Problem (67)-(68): projection onto the elastic-net ball.
+# --------------------------------------------------------------------------------------------
+cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, double r,
+                                double* out, Py_ssize_t* bad_index,
+                                double* report) noexcept nogil:
+    """Solve (67)-(68) into out[0:n]; report[0] receives the multiplier lambda of (69)."""
+    cdef Py_ssize_t i, j, nk, keep
+    cdef double gi, amax = 0.0, scale, gs, rs, tau, tau_lo = 0.0, tau_hi = INFINITY, pivot, hval, a, x, u2m1
+    cdef double count = 0.0
+    cdef int e
+    cdef Accumulator total, agg
+    cdef double* kinks = NULL
+
+    for i in range(n):
+        gi = g[i]
+        if not isfinite(gi):
+            bad_index[0] = i
+            return _ERR_G_NOT_FINITE
+        if fabs(gi) > amax:
+            amax = fabs(gi)
+    report[0] = 0.0
+    if amax == 0.0:
+        for i in range(n):
+            out[i] = g[i]
+        return _OK
+
+    # Scale g by a power of two so max|g| is in [1/2, 1); gamma scales with g and r with g^2.
+    frexp(amax, &e)
+    scale = ldexp(1.0, -e)
+    gs = gamma * scale
+    rs = (r * scale) * scale
+
+    # Inside the ball (h(0) <= 0): g is its own projection, lambda = 0.
+    total.sum = total.comp = 0.0
+    for i in range(n):
+        a = fabs(g[i]) * scale
+        acc_add(&total, a * (a + 2.0 * gs))
+    if acc_value(&total) <= 2.0 * rs:
+        for i in range(n):
+            out[i] = g[i]
+        return _OK
+    if rs == 0.0:
+        # The ball is {0} (r = 0, or r negligible against ||g||^2).
+        for i in range(n):
+            out[i] = 0.0
+        report[0] = INFINITY
+        return _OK
+
+    if gs == 0.0:
+        # Pure l2 ball (gamma = 0): no threshold, tau = 0 and every coordinate active.
+        tau = 0.0
+        agg = total
+        count = n
+    else:
+        kinks = <double*> malloc(n * sizeof(double))
+        if kinks == NULL:
+            return _ERR_NO_MEMORY
+        nk = 0
+        for i in range(n):
+            a = fabs(g[i]) * scale
+            if a > 0.0:             # a zero coordinate is never active (a_i > tau >= 0 fails)
+                kinks[nk] = a
+                nk += 1
+        # Invariant: h(tau_lo) > 0 > h(tau_hi); kinks strictly inside (tau_lo, tau_hi) are in
+        # `kinks`; coordinates with a_i >= tau_hi are active on the whole bracket and summed in
+        # agg / count; those with a_i <= tau_lo are inactive and dropped.
+        tau_lo = 0.0
+        tau_hi = INFINITY
+        agg.sum = agg.comp = 0.0
+        tau = -1.0
+        while nk > 0:
+            pivot = select_kth(kinks, nk, (nk - 1) // 2)
+            hval = acc_value(&agg) - count * pivot * (pivot + 2.0 * gs)
+            for j in range(nk):
+                a = kinks[j]
+                if a > pivot:
+                    hval += (a - pivot) * (a + pivot + 2.0 * gs)
+            x = 1.0 + pivot / gs
+            hval -= 2.0 * rs * x * x
+            if hval == 0.0:
+                tau = pivot
+                break
+            keep = 0
+            if hval > 0.0:
+                tau_lo = pivot
+                for j in range(nk):
+                    a = kinks[j]
+                    if a > pivot:
+                        kinks[keep] = a
+                        keep += 1
+            else:
+                tau_hi = pivot
+                for j in range(nk):
+                    a = kinks[j]
+                    if a < pivot:
+                        kinks[keep] = a
+                        keep += 1
+                    else:
+                        acc_add(&agg, a * (a + 2.0 * gs))
+                        count += 1.0
+            nk = keep
+        free(kinks)
+
+    if tau >= 0.0 and gs > 0.0:
+        x = tau / gs                        # the root is a kink
+    else:
+        # On the last piece: sum_A (a_i + gamma)^2 = u^2 (2r + |A| gamma^2), u = 1 + lambda, so
+        # u^2 - 1 = (sum_A a_i (a_i + 2 gamma) - 2r) / (2r + |A| gamma^2); lambda = (u^2-1)/(u+1)
+        # avoids the cancellation of u - 1 when the point is just outside the ball.
+        u2m1 = (acc_value(&agg) - 2.0 * rs) / (2.0 * rs + count * gs * gs)
+        if u2m1 < 0.0:
+            u2m1 = 0.0
+        x = u2m1 / (sqrt(1.0 + u2m1) + 1.0)
+        if gs > 0.0:
+            tau = gs * x
+            if tau < tau_lo or tau > tau_hi:
+                tau = tau_lo if tau < tau_lo else tau_hi
+                x = tau / gs
+        else:
+            tau = 0.0
+    report[0] = x
+    # eq. (69), in the caller's units (tau / scale is exact).
+    tau = tau / scale
+    for i in range(n):
+        gi = g[i]
+        a = fabs(gi) - tau
+        out[i] = copysign(a / (1.0 + x), gi) if a > 0.0 else 0.0
+    return _OK
+
+
+def elastic_net_ball(const double[::1] g, double gamma, double r, double[::1] out):
+    """Kernel entry for fastdual.projection.project_elastic_net_ball.
+    Returns (status, bad_index, multiplier)."""
+    cdef Py_ssize_t n = g.shape[0]
+    cdef Py_ssize_t bad = -1
+    cdef double report[1]
+    cdef int status
+    cdef double dummy = 0.0
+    cdef const double* gp = &g[0] if n > 0 else &dummy
+    cdef double* op = &out[0] if n > 0 else &dummy
+    report[0] = 0.0
+    with nogil:
+        status = elastic_net_ball_solve(n, gp, gamma, r, op, &bad, report)
+    return status, bad, report[0]
+
+
+def select(double[::1] values, Py_ssize_t k):
+    """k-th smallest entry (0-based) of values by the kernel's linear-time selection; permutes
+    values in place.  Exposed for tests and benchmarks."""
+    cdef Py_ssize_t n = values.shape[0]
+    cdef double result
+    if not 0 <= k < n:
+        raise IndexError("k out of range")
+    with nogil:
+        result = select_kth(&values[0], n, k)
+    return result
