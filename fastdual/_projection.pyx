@@ -54,6 +54,7 @@ ERR_UPPER_NEG_INF = 9
 ERR_INFEASIBLE = 10
 ERR_NO_MEMORY = 11
 ERR_G_NOT_FINITE = 12
+ERR_ILL_CONDITIONED = 13
 
 cdef enum:
     _OK = 0
@@ -69,6 +70,7 @@ cdef enum:
     _ERR_INFEASIBLE = 10
     _ERR_NO_MEMORY = 11
     _ERR_G_NOT_FINITE = 12
+    _ERR_ILL_CONDITIONED = 13
 
 cdef extern from "float.h":
     const double DBL_EPSILON
@@ -232,7 +234,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
                               Py_ssize_t* bad_index,
                               double* report) noexcept nogil:
     """Solve (64) into out[0:n].  report[0:2] receives the feasible range of z, report[2] the
-    multiplier lambda in the caller's units.  Returns a status code; out is only written on OK."""
+    multiplier lambda in the caller's units, report[3] the residual sum(sigma a) - z.  Returns a
+    status code; out is only written on OK or _ERR_ILL_CONDITIONED."""
     cdef Py_ssize_t i, j, nact, nk, n_sig = 0
     cdef double mi, li, ui, si, di, smax = 0.0, dmin = INFINITY
     cdef double sig_scale, d_scale, q, w, lo, hi, tlo, thi, left, right
@@ -290,6 +293,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         report[0] = 0.0
         report[1] = 0.0
         report[2] = 0.0
+        report[3] = -z
         if z != 0.0:
             return _ERR_INFEASIBLE
         for i in range(n):
@@ -321,10 +325,11 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     nact = 0
     nk = 0
     for i in range(n):
-        si = sigma[i * sigma_inc]
+        # A sigma_i below 2^-1074 relative to max|sigma| underflows to 0 here and in the final
+        # pass alike: that coordinate is treated as uncoupled, consistently.
+        si = sigma[i * sigma_inc] * sig_scale
         if si == 0.0:
             continue
-        si = si * sig_scale
         mi = m[i]
         li = lower[i * lower_inc]
         ui = upper[i * upper_inc]
@@ -476,6 +481,11 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     report[2] = lam * sig_scale / (d_scale * d_scale)
 
     # ---- recover a from lambda (eq. 65), clipping in the original coordinates ----------------
+    # The same pass measures the residual of the hyperplane, the certificate that lambda was
+    # representable: it is not when sigma_i^2 / d_i^2 spans more than the float64 exponent range
+    # and a coordinate of negligible weight must still absorb the constraint.
+    cacc.sum = cacc.comp = 0.0
+    zabs.sum = zabs.comp = 0.0
     for i in range(n):
         mi = m[i]
         si = sigma[i * sigma_inc] * sig_scale
@@ -484,8 +494,15 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         if si != 0.0:
             di = fabs(d[i * d_inc]) * d_scale
             # (sigma/d)/d rather than sigma/d^2: no overflow of d^2 for large d.
-            mi = mi + ((si / di) / di) * lam
-        out[i] = clip(mi, li, ui)
+            mi = clip(mi + ((si / di) / di) * lam, li, ui)
+            acc_add(&cacc, si * mi)
+            acc_add(&zabs, fabs(si * mi))
+        else:
+            mi = clip(mi, li, ui)
+        out[i] = mi
+    report[3] = (acc_value(&cacc) - zs) / sig_scale
+    if not fabs(acc_value(&cacc) - zs) <= tol + 1e-8 * (acc_value(&zabs) + fabs(zs)):
+        return _ERR_ILL_CONDITIONED
     return _OK
 
 
@@ -493,10 +510,10 @@ def box_hyperplane(const double[::1] m, const double[::1] lower, const double[::
                    const double[::1] sigma, const double[::1] d, double z, double[::1] out):
     """Kernel entry for fastdual.projection.project_box_hyperplane (inputs already validated
     for dtype/shape; lower/upper/sigma/d have length n or 1).  Returns
-    (status, bad_index, zmin, zmax, multiplier)."""
+    (status, bad_index, zmin, zmax, multiplier, residual)."""
     cdef Py_ssize_t n = m.shape[0]
     cdef Py_ssize_t bad = -1
-    cdef double report[3]
+    cdef double report[4]
     cdef int status
     cdef double dummy = 0.0
     cdef const double* mp = &m[0] if n > 0 else &dummy
@@ -509,10 +526,10 @@ def box_hyperplane(const double[::1] m, const double[::1] lower, const double[::
     cdef Py_ssize_t ui = 1 if upper.shape[0] == n else 0
     cdef Py_ssize_t si = 1 if sigma.shape[0] == n else 0
     cdef Py_ssize_t di = 1 if d.shape[0] == n else 0
-    report[0] = report[1] = report[2] = 0.0
+    report[0] = report[1] = report[2] = report[3] = 0.0
     with nogil:
         status = box_hyperplane_solve(n, mp, lp, li, up, ui, sp, si, dp, di, z, op, &bad, report)
-    return status, bad, report[0], report[1], report[2]
+    return status, bad, report[0], report[1], report[2], report[3]
 
 
 # --------------------------------------------------------------------------------------------

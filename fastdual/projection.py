@@ -132,7 +132,8 @@ def project_box_hyperplane(m, lower, upper, sigma, z, d=None, out=None):
     out = _output(out, n)
     m, lower, upper, sigma, d = (_unalias(arr, out) for arr in (m, lower, upper, sigma, d))
 
-    status, bad, zmin, zmax, _ = _projection.box_hyperplane(m, lower, upper, sigma, d, z, out)
+    status, bad, zmin, zmax, _, residual = _projection.box_hyperplane(
+        m, lower, upper, sigma, d, z, out)
     if status == _projection.OK:
         return out
     if status == _projection.ERR_INFEASIBLE:
@@ -141,6 +142,11 @@ def project_box_hyperplane(m, lower, upper, sigma, z, d=None, out=None):
             f"[{zmin!r}, {zmax!r}] (the feasible range of z)")
     if status == _projection.ERR_NO_MEMORY:
         raise MemoryError(f"cannot allocate the work buffers for n = {n}")
+    if status == _projection.ERR_ILL_CONDITIONED:
+        raise ValueError(
+            "sigma and d span too many orders of magnitude for float64: the multiplier of the "
+            f"hyperplane is not representable (residual sum(sigma * a) - z = {residual!r}); "
+            "rescale the coordinates")
     raise ValueError(_BOX_ERRORS[status].format(i=bad))
 
 
