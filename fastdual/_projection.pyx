@@ -640,8 +640,8 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
             hval = acc_value(&agg) - count * pivot * (pivot + 2.0 * gs)
             for j in range(nk):
                 a = kinks[j]
-                if a > pivot:
-                    hval += (a - pivot) * (a + pivot + 2.0 * gs)
+                # select rather than branch: a > pivot holds for about half of the kinks
+                hval += (a - pivot) * (a + pivot + 2.0 * gs) if a > pivot else 0.0
             x = 1.0 + pivot / gs
             hval -= 2.0 * rs * x * x
             if hval == 0.0:
@@ -649,22 +649,22 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
                 break
             keep = 0
             if hval > 0.0:
+                # root above the pivot: kinks <= pivot belong to coordinates inactive from now on
                 tau_lo = pivot
                 for j in range(nk):
                     a = kinks[j]
-                    if a > pivot:
-                        kinks[keep] = a
-                        keep += 1
+                    kinks[keep] = a
+                    keep += a > pivot
             else:
+                # root below the pivot: coordinates with a_i >= pivot are active on the whole
+                # bracket, their terms join the aggregate
                 tau_hi = pivot
                 for j in range(nk):
                     a = kinks[j]
-                    if a < pivot:
-                        kinks[keep] = a
-                        keep += 1
-                    else:
-                        acc_add(&agg, a * (a + 2.0 * gs))
-                        count += 1.0
+                    acc_add(&agg, a * (a + 2.0 * gs) if a >= pivot else 0.0)
+                    count += 1.0 if a >= pivot else 0.0
+                    kinks[keep] = a
+                    keep += a < pivot
             nk = keep
         free(kinks)
 
@@ -678,6 +678,8 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
         if u2m1 < 0.0:
             u2m1 = 0.0
         x = u2m1 / (sqrt(1.0 + u2m1) + 1.0)
+        if not isfinite(x):
+            x = sqrt(u2m1)          # u^2 - 1 overflowed (r negligible against ||g||^2)
         if gs > 0.0:
             tau = gs * x
             if tau < tau_lo or tau > tau_hi:

@@ -461,8 +461,8 @@ ball_value = st.one_of(grid, real(-10, 10))
 
 @SETTINGS
 @given(st.lists(ball_value, min_size=1, max_size=30),
-       st.one_of(st.just(0.0), st.sampled_from([0.1, 1.0, 5.0]), st.floats(0, 20)),
-       st.one_of(st.just(0.0), st.sampled_from([0.01, 1.0, 10.0]), st.floats(0, 100)))
+       st.one_of(st.just(0.0), st.sampled_from([0.1, 1.0, 5.0]), real(0, 20)),
+       st.one_of(st.just(0.0), st.sampled_from([0.01, 1.0, 10.0]), real(0, 100)))
 def test_ball_matches_sort_reference_and_kkt(g, gamma, r):
     g = np.array(g)
     w = project_elastic_net_ball(g, gamma, r)
@@ -472,11 +472,18 @@ def test_ball_matches_sort_reference_and_kkt(g, gamma, r):
 
 
 @SETTINGS
-@given(st.lists(ball_value, min_size=1, max_size=30), st.floats(0, 5), st.floats(0.01, 50))
+@given(st.lists(ball_value, min_size=1, max_size=30), real(0, 5), real(0.01, 50))
 def test_ball_projecting_twice_changes_nothing(g, gamma, r):
     w = project_elastic_net_ball(np.array(g), gamma, r)
     w2 = project_elastic_net_ball(w, gamma, r)
     np.testing.assert_allclose(w2, w, atol=TOL * (1 + np.max(np.abs(w))), rtol=0)
+
+
+def test_ball_radius_negligible_against_g():
+    # r so small that u^2 - 1 overflows: the projection is (numerically) 0, never NaN
+    for gamma in [0.0, 1.0]:
+        w = project_elastic_net_ball([0.25, -1.0], gamma, 5e-324)
+        assert np.all(np.isfinite(w)) and np.max(np.abs(w)) < 1e-150
 
 
 def test_ball_special_cases():
@@ -545,6 +552,12 @@ def _patterns(n, rng):
     yield np.concatenate([np.arange(n // 2), np.arange(n - n // 2)[::-1]]).astype(float)  # organ
     x = np.arange(n, dtype=float)
     x[::2] = 0.0                                              # half duplicates, half sorted
+    yield x
+    # the largest values exactly where a strided sample looks: every sample pivot is extreme,
+    # which must trigger the median-of-medians fall-back rather than quadratic time
+    x = rng.normal(size=n)
+    stride = max(1, n // max(1, int(np.sqrt(n))))
+    x[::stride] = 1e6 + np.arange(len(x[::stride]))
     yield x
 
 
