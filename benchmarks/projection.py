@@ -43,7 +43,7 @@ def sort_based_projection(m, lower, upper, sigma, z, d):
     pos = np.concatenate([lo / w, hi / w])
     d_const = np.concatenate([-lo, hi])             # change of the offset when passing the kink
     d_slope = np.concatenate([w, -w])
-    order = np.argsort(pos, kind="stable")
+    order = np.argsort(pos)
     pos = pos[order]
     const = lo.sum() - zp + np.cumsum(d_const[order])
     slope = np.cumsum(d_slope[order])
