@@ -295,7 +295,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     cdef Py_ssize_t i, j, nact, nk, n_sig = 0
     cdef double mi, li, ui, si, di, smax = 0.0, dmin = INFINITY
     cdef double sig_scale, d_scale, q, w, lo, hi, tlo, thi, left, right
-    cdef double lam_lo, lam_hi, lam, pivot, fval, slope, cval, tol, zs, folded
+    cdef double lam_lo, lam_hi, lam, pivot, fval, slope, cval, tol, zs, x
     cdef double zabs = 0.0, residual, res_scale
     cdef bint at_lo, at_hi, is_free
     cdef int e
@@ -486,7 +486,6 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         # unpredictable, and every store below is in bounds (nk <= 2 j, i <= j).
         i = 0
         nk = 0
-        folded = 0.0
         for j in range(nact):
             pc = pieces[j]
             tlo = pc.lo / pc.w
@@ -495,8 +494,9 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             at_lo = tlo >= lam_hi                       # state (d)
             is_free = (tlo <= lam_lo) & (thi >= lam_hi) # state (e)
             # select, never multiply by a flag: an unselected lo/hi may be infinite
-            folded += pc.hi if at_hi else 0.0
-            folded += pc.lo if at_lo else 0.0
+            x = pc.hi if at_hi else 0.0
+            x = pc.lo if at_lo else x
+            acc_add(&cacc, x)
             slope += pc.w if is_free else 0.0
             pieces[i] = pc
             i += not (at_hi | at_lo | is_free)
@@ -505,7 +505,6 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             nk += (tlo > lam_lo) & (tlo < lam_hi)
             kinks[nk] = thi
             nk += (thi > lam_lo) & (thi < lam_hi)
-        acc_add(&cacc, folded)
         nact = i
 
     # ---- the root on the last piece: f = cval + slope * lambda -------------------------------
