@@ -34,7 +34,9 @@ Numerics: sigma is rescaled by a power of two so max|sigma| is in [1/2, 1), d by
 min|d| is in [1, 2) (both exact and solution-preserving); then w_i <= 1 and |sigma_i/d_i^2| <= 1
 never overflow, and a coordinate whose weight underflows degrades to its correct limit (stiff
 coordinate -> constant contribution).  Sums that decide feasibility and the final root use
-Neumaier-compensated summation.
+TwoSum-compensated summation.  The final pass re-sums sum_i sigma_i a_i - z as a certificate and
+reports an unrepresentable multiplier (sigma_i^2/d_i^2 spanning more than the float64 range) as
+an error instead of returning an infeasible point.  Hot loops use selects, not branches.
 """
 from libc.math cimport fabs, sqrt, frexp, ldexp, copysign, INFINITY
 from libc.math cimport isnan, isfinite
@@ -71,37 +73,22 @@ cdef extern from *:
     void* fd_work_alloc(size_t nbytes) noexcept nogil
     void fd_work_free(void* p, size_t nbytes) noexcept nogil
 
-# Status codes shared with fastdual/projection.py (which turns them into exceptions).
-OK = 0
-ERR_M_NOT_FINITE = 1
-ERR_LOWER_NAN = 2
-ERR_UPPER_NAN = 3
-ERR_LOWER_GT_UPPER = 4
-ERR_SIGMA_NOT_FINITE = 5
-ERR_D_ZERO = 6
-ERR_D_NOT_FINITE = 7
-ERR_LOWER_POS_INF = 8
-ERR_UPPER_NEG_INF = 9
-ERR_INFEASIBLE = 10
-ERR_NO_MEMORY = 11
-ERR_G_NOT_FINITE = 12
-ERR_ILL_CONDITIONED = 13
-
-cdef enum:
-    _OK = 0
-    _ERR_M_NOT_FINITE = 1
-    _ERR_LOWER_NAN = 2
-    _ERR_UPPER_NAN = 3
-    _ERR_LOWER_GT_UPPER = 4
-    _ERR_SIGMA_NOT_FINITE = 5
-    _ERR_D_ZERO = 6
-    _ERR_D_NOT_FINITE = 7
-    _ERR_LOWER_POS_INF = 8
-    _ERR_UPPER_NEG_INF = 9
-    _ERR_INFEASIBLE = 10
-    _ERR_NO_MEMORY = 11
-    _ERR_G_NOT_FINITE = 12
-    _ERR_ILL_CONDITIONED = 13
+# Status codes, also visible from Python (fastdual/projection.py turns them into exceptions).
+cpdef enum Status:
+    OK = 0
+    ERR_M_NOT_FINITE = 1
+    ERR_LOWER_NAN = 2
+    ERR_UPPER_NAN = 3
+    ERR_LOWER_GT_UPPER = 4
+    ERR_SIGMA_NOT_FINITE = 5
+    ERR_D_ZERO = 6
+    ERR_D_NOT_FINITE = 7
+    ERR_LOWER_POS_INF = 8
+    ERR_UPPER_NEG_INF = 9
+    ERR_INFEASIBLE = 10
+    ERR_NO_MEMORY = 11
+    ERR_G_NOT_FINITE = 12
+    ERR_ILL_CONDITIONED = 13
 
 cdef extern from "float.h":
     const double DBL_EPSILON
@@ -291,7 +278,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
                               double* report) noexcept nogil:
     """Solve (64) into out[0:n].  report[0:2] receives the feasible range of z, report[2] the
     multiplier lambda in the caller's units, report[3] the residual sum(sigma a) - z.  Returns a
-    status code; out is only written on OK or _ERR_ILL_CONDITIONED."""
+    status code; out is only written on OK or ERR_ILL_CONDITIONED."""
     cdef Py_ssize_t i, j, nact, nk, n_sig = 0
     cdef double mi, li, ui, si, di, smax = 0.0, dmin = INFINITY
     cdef double sig_scale, d_scale, q, w, lo, hi, tlo, thi, left, right
@@ -314,31 +301,31 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         di = d[i * d_inc]
         if not isfinite(mi):
             bad_index[0] = i
-            return _ERR_M_NOT_FINITE
+            return ERR_M_NOT_FINITE
         if isnan(li):
             bad_index[0] = i
-            return _ERR_LOWER_NAN
+            return ERR_LOWER_NAN
         if isnan(ui):
             bad_index[0] = i
-            return _ERR_UPPER_NAN
+            return ERR_UPPER_NAN
         if li > ui:
             bad_index[0] = i
-            return _ERR_LOWER_GT_UPPER
+            return ERR_LOWER_GT_UPPER
         if li == INFINITY:
             bad_index[0] = i
-            return _ERR_LOWER_POS_INF
+            return ERR_LOWER_POS_INF
         if ui == -INFINITY:
             bad_index[0] = i
-            return _ERR_UPPER_NEG_INF
+            return ERR_UPPER_NEG_INF
         if not isfinite(si):
             bad_index[0] = i
-            return _ERR_SIGMA_NOT_FINITE
+            return ERR_SIGMA_NOT_FINITE
         if not isfinite(di):
             bad_index[0] = i
-            return _ERR_D_NOT_FINITE
+            return ERR_D_NOT_FINITE
         if di == 0.0:
             bad_index[0] = i
-            return _ERR_D_ZERO
+            return ERR_D_ZERO
         if si != 0.0:
             n_sig += 1
             if fabs(si) > smax:
@@ -353,10 +340,10 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         report[2] = 0.0
         report[3] = -z
         if z != 0.0:
-            return _ERR_INFEASIBLE
+            return ERR_INFEASIBLE
         for i in range(n):
             out[i] = clip(m[i], lower[i * lower_inc], upper[i * upper_inc])
-        return _OK
+        return OK
 
     # Power-of-two scales (exact): max|sigma| -> [1/2, 1), min|d| -> [1, 2).
     frexp(smax, &e)
@@ -370,7 +357,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     if pieces == NULL or kinks == NULL:
         fd_work_free(pieces, n_sig * sizeof(Piece))
         fd_work_free(kinks, 2 * n_sig * sizeof(double))
-        return _ERR_NO_MEMORY
+        return ERR_NO_MEMORY
 
     # ---- pass 1: pieces, feasible range, and the first kink set -----------------------------
     # cacc accumulates every constant term of f (starting with sum sigma_i m_i - z); slope the
@@ -452,7 +439,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             (not zmax_inf and zs > acc_value(&zmax) + tol):
         fd_work_free(pieces, n_sig * sizeof(Piece))
         fd_work_free(kinks, 2 * n_sig * sizeof(double))
-        return _ERR_INFEASIBLE
+        return ERR_INFEASIBLE
     if not zmin_inf and zs < acc_value(&zmin):
         zs = acc_value(&zmin)
     if not zmax_inf and zs > acc_value(&zmax):
@@ -564,8 +551,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     residual -= zs
     report[3] = residual / sig_scale
     if not fabs(residual) <= tol + (1e-8 + 4.0 * DBL_EPSILON * n_sig) * (res_scale + fabs(zs)):
-        return _ERR_ILL_CONDITIONED
-    return _OK
+        return ERR_ILL_CONDITIONED
+    return OK
 
 
 def box_hyperplane(const double[::1] m, const double[::1] lower, const double[::1] upper,
@@ -612,14 +599,14 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
         gi = g[i]
         if not isfinite(gi):
             bad_index[0] = i
-            return _ERR_G_NOT_FINITE
+            return ERR_G_NOT_FINITE
         if fabs(gi) > amax:
             amax = fabs(gi)
     report[0] = 0.0
     if amax == 0.0:
         for i in range(n):
             out[i] = g[i]
-        return _OK
+        return OK
 
     # Scale g by a power of two so max|g| is in [1/2, 1); gamma scales with g and r with g^2.
     frexp(amax, &e)
@@ -635,13 +622,13 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
     if acc_value(&total) <= 2.0 * rs:
         for i in range(n):
             out[i] = g[i]
-        return _OK
+        return OK
     if rs == 0.0:
         # The ball is {0} (r = 0, or r negligible against ||g||^2).
         for i in range(n):
             out[i] = 0.0
         report[0] = INFINITY
-        return _OK
+        return OK
 
     if gs == 0.0:
         # Pure l2 ball (gamma = 0): no threshold, tau = 0 and every coordinate active.
@@ -651,7 +638,7 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
     else:
         kinks = <double*> fd_work_alloc(n * sizeof(double))
         if kinks == NULL:
-            return _ERR_NO_MEMORY
+            return ERR_NO_MEMORY
         nk = 0
         for i in range(n):
             a = fabs(g[i]) * scale
@@ -724,7 +711,7 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
         gi = g[i]
         a = fabs(gi) - tau
         out[i] = copysign(a / (1.0 + x), gi) if a > 0.0 else 0.0
-    return _OK
+    return OK
 
 
 def elastic_net_ball(const double[::1] g, double gamma, double r, double[::1] out):

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from . import _projection
+from ._projection import Status
 
 __all__ = ["project_box_hyperplane", "project_elastic_net_ball"]
 
@@ -80,15 +81,15 @@ def _unalias(arr, out):
 
 
 _BOX_ERRORS = {
-    _projection.ERR_M_NOT_FINITE: "m must be finite; m[{i}] is not",
-    _projection.ERR_LOWER_NAN: "lower must not contain NaN; lower[{i}] is NaN",
-    _projection.ERR_UPPER_NAN: "upper must not contain NaN; upper[{i}] is NaN",
-    _projection.ERR_LOWER_GT_UPPER: "lower must be <= upper; lower[{i}] > upper[{i}]",
-    _projection.ERR_SIGMA_NOT_FINITE: "sigma must be finite; sigma[{i}] is not",
-    _projection.ERR_D_ZERO: "d must be nonzero; d[{i}] == 0 (the objective would not fix coordinate {i})",
-    _projection.ERR_D_NOT_FINITE: "d must be finite; d[{i}] is not",
-    _projection.ERR_LOWER_POS_INF: "lower must be < +inf; lower[{i}] == +inf leaves no feasible point",
-    _projection.ERR_UPPER_NEG_INF: "upper must be > -inf; upper[{i}] == -inf leaves no feasible point",
+    Status.ERR_M_NOT_FINITE: "m must be finite; m[{i}] is not",
+    Status.ERR_LOWER_NAN: "lower must not contain NaN; lower[{i}] is NaN",
+    Status.ERR_UPPER_NAN: "upper must not contain NaN; upper[{i}] is NaN",
+    Status.ERR_LOWER_GT_UPPER: "lower must be <= upper; lower[{i}] > upper[{i}]",
+    Status.ERR_SIGMA_NOT_FINITE: "sigma must be finite; sigma[{i}] is not",
+    Status.ERR_D_ZERO: "d must be nonzero; d[{i}] == 0 (the objective would not fix coordinate {i})",
+    Status.ERR_D_NOT_FINITE: "d must be finite; d[{i}] is not",
+    Status.ERR_LOWER_POS_INF: "lower must be < +inf; lower[{i}] == +inf leaves no feasible point",
+    Status.ERR_UPPER_NEG_INF: "upper must be > -inf; upper[{i}] == -inf leaves no feasible point",
 }
 
 
@@ -134,15 +135,15 @@ def project_box_hyperplane(m, lower, upper, sigma, z, d=None, out=None):
 
     status, bad, zmin, zmax, _, residual = _projection.box_hyperplane(
         m, lower, upper, sigma, d, z, out)
-    if status == _projection.OK:
+    if status == Status.OK:
         return out
-    if status == _projection.ERR_INFEASIBLE:
+    if status == Status.ERR_INFEASIBLE:
         raise ValueError(
             f"z = {z!r} is infeasible: over the box, sum(sigma * a) ranges over "
             f"[{zmin!r}, {zmax!r}] (the feasible range of z)")
-    if status == _projection.ERR_NO_MEMORY:
+    if status == Status.ERR_NO_MEMORY:
         raise MemoryError(f"cannot allocate the work buffers for n = {n}")
-    if status == _projection.ERR_ILL_CONDITIONED:
+    if status == Status.ERR_ILL_CONDITIONED:
         raise ValueError(
             "sigma and d span too many orders of magnitude for float64: the multiplier of the "
             f"hyperplane is not representable (residual sum(sigma * a) - z = {residual!r}); "
@@ -180,8 +181,8 @@ def project_elastic_net_ball(g, gamma, r, out=None):
     out = _output(out, n)
     g = _unalias(g, out)
     status, bad, _ = _projection.elastic_net_ball(g, gamma, r, out)
-    if status == _projection.OK:
+    if status == Status.OK:
         return out
-    if status == _projection.ERR_NO_MEMORY:
+    if status == Status.ERR_NO_MEMORY:
         raise MemoryError(f"cannot allocate the work buffer for n = {n}")
     raise ValueError(f"g must be finite; g[{bad}] is not")
