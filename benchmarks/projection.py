@@ -16,7 +16,9 @@ median over repeats):
   x part.      fastdual / partition;   x sort-b.  sort-based / fastdual (speed-up)
   max|diff|    largest difference between fastdual and the sort-based solution
 
-A second table does the same for the elastic-net ball (Sec. 5.5.2) against a sort-based solver.
+Each repeat times every column once (round-robin), so that load from other processes affects all
+columns alike; the ratio columns are medians of the per-repeat ratios.  A second table does the
+same for the elastic-net ball (Sec. 5.5.2) against a sort-based solver.
 """
 import argparse
 import time
@@ -85,46 +87,49 @@ def instance(n, rng):
     return m, 0.0, 1.0, sigma, 0.0, d
 
 
-def per_element(func, n, repeats):
-    """Median over `repeats` of the time of one call, in ns per element; small n are looped so
-    that one measurement lasts at least ~20 ms."""
+def _loop_count(func):
+    """How many calls make one measurement last at least ~20 ms (small n are looped)."""
     start = time.perf_counter()
     func()
     once = time.perf_counter() - start
-    number = max(1, int(0.02 / max(once, 1e-9)))
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            func()
-        samples.append((time.perf_counter() - start) / number)
-    return 1e9 * float(np.median(samples)) / n
+    return max(1, int(0.02 / max(once, 1e-9)))
+
+
+def measure(funcs, n, repeats):
+    """ns per element of every function in `funcs`, measured round-robin: each repeat times every
+    function once, so that load from other processes hits all columns alike.  Returns the median
+    times and the per-repeat time ratios to the first function (medians)."""
+    numbers = [_loop_count(f) for f in funcs]
+    samples = np.empty((repeats, len(funcs)))
+    for rep in range(repeats):
+        for j, (func, number) in enumerate(zip(funcs, numbers)):
+            start = time.perf_counter()
+            for _ in range(number):
+                func()
+            samples[rep, j] = 1e9 * (time.perf_counter() - start) / number / n
+    return np.median(samples, axis=0), np.median(samples / samples[:, :1], axis=0)
 
 
 def run(sizes, repeats, seed=0):
     rng = np.random.default_rng(seed)
     header = (f"{'n':>10} {'fastdual':>9} {'sort-based':>10} {'partition':>9} {'sort':>7} "
               f"{'x part.':>7} {'x sort-b.':>9} {'max|diff|':>9}")
-    print("ns per element, median of", repeats, "repeats")
+    print("problem (64): ns per element, median of", repeats, "repeats")
     print(header)
     print("-" * len(header))
-    rows = []
     for n in sizes:
         m, lower, upper, sigma, z, d = instance(n, rng)
         out = np.empty(n)
         a = project_box_hyperplane(m, lower, upper, sigma, z, d=d)
         diff = float(np.max(np.abs(a - sort_based_projection(m, lower, upper, sigma, z, d))))
-        t_fast = per_element(lambda: project_box_hyperplane(m, lower, upper, sigma, z, d=d, out=out),
-                             n, repeats)
-        t_sort_based = per_element(lambda: sort_based_projection(m, lower, upper, sigma, z, d),
-                                   n, repeats)
-        t_part = per_element(lambda: np.partition(m, n // 2), n, repeats)
-        t_sort = per_element(lambda: np.sort(m), n, repeats)
-        row = (n, t_fast, t_sort_based, t_part, t_sort, t_fast / t_part, t_sort_based / t_fast, diff)
-        rows.append(row)
-        print(f"{n:>10.0e} {t_fast:>9.1f} {t_sort_based:>10.1f} {t_part:>9.1f} {t_sort:>7.1f} "
-              f"{row[5]:>7.1f} {row[6]:>9.1f} {diff:>9.1e}", flush=True)
-    return rows
+        times, ratios = measure([
+            lambda: project_box_hyperplane(m, lower, upper, sigma, z, d=d, out=out),
+            lambda: sort_based_projection(m, lower, upper, sigma, z, d),
+            lambda: np.partition(m, n // 2),
+            lambda: np.sort(m),
+        ], n, repeats)
+        print(f"{n:>10.0e} {times[0]:>9.1f} {times[1]:>10.1f} {times[2]:>9.1f} {times[3]:>7.1f} "
+              f"{1 / ratios[2]:>7.1f} {ratios[1]:>9.1f} {diff:>9.1e}", flush=True)
 
 
 def run_ball(sizes, repeats, seed=1):
@@ -142,11 +147,13 @@ def run_ball(sizes, repeats, seed=1):
         out = np.empty(n)
         diff = float(np.max(np.abs(project_elastic_net_ball(g, gamma, r)
                                    - sort_based_ball(g, gamma, r))))
-        t_fast = per_element(lambda: project_elastic_net_ball(g, gamma, r, out=out), n, repeats)
-        t_sort_based = per_element(lambda: sort_based_ball(g, gamma, r), n, repeats)
-        t_part = per_element(lambda: np.partition(g, n // 2), n, repeats)
-        print(f"{n:>10.0e} {t_fast:>9.1f} {t_sort_based:>10.1f} {t_part:>9.1f} "
-              f"{t_fast / t_part:>7.1f} {t_sort_based / t_fast:>9.1f} {diff:>9.1e}", flush=True)
+        times, ratios = measure([
+            lambda: project_elastic_net_ball(g, gamma, r, out=out),
+            lambda: sort_based_ball(g, gamma, r),
+            lambda: np.partition(g, n // 2),
+        ], n, repeats)
+        print(f"{n:>10.0e} {times[0]:>9.1f} {times[1]:>10.1f} {times[2]:>9.1f} "
+              f"{1 / ratios[2]:>7.1f} {ratios[1]:>9.1f} {diff:>9.1e}", flush=True)
 
 
 def main(argv=None):
