@@ -95,10 +95,13 @@ def _loop_count(func):
     return max(1, int(0.02 / max(once, 1e-9)))
 
 
+STAT = np.median
+
+
 def measure(funcs, n, repeats):
     """ns per element of every function in `funcs`, measured round-robin: each repeat times every
     function once, so that load from other processes hits all columns alike.  Returns the median
-    times and the per-repeat time ratios to the first function (medians)."""
+    (or, with --stat min, the best) times and per-repeat time ratios to the first function."""
     numbers = [_loop_count(f) for f in funcs]
     samples = np.empty((repeats, len(funcs)))
     for rep in range(repeats):
@@ -107,14 +110,14 @@ def measure(funcs, n, repeats):
             for _ in range(number):
                 func()
             samples[rep, j] = 1e9 * (time.perf_counter() - start) / number / n
-    return np.median(samples, axis=0), np.median(samples / samples[:, :1], axis=0)
+    return STAT(samples, axis=0), STAT(samples / samples[:, :1], axis=0)
 
 
 def run(sizes, repeats, seed=0):
     rng = np.random.default_rng(seed)
     header = (f"{'n':>10} {'fastdual':>9} {'sort-based':>10} {'partition':>9} {'sort':>7} "
               f"{'x part.':>7} {'x sort-b.':>9} {'max|diff|':>9}")
-    print("problem (64): ns per element, median of", repeats, "repeats")
+    print(f"problem (64): ns per element, {STAT.__name__} of {repeats} repeats")
     print(header)
     print("-" * len(header))
     for n in sizes:
@@ -138,7 +141,7 @@ def run_ball(sizes, repeats, seed=1):
     rng = np.random.default_rng(seed)
     header = (f"{'n':>10} {'fastdual':>9} {'sort-based':>10} {'partition':>9} "
               f"{'x part.':>7} {'x sort-b.':>9} {'max|diff|':>9}")
-    print("\nelastic-net ball: ns per element, median of", repeats, "repeats")
+    print(f"\nelastic-net ball: ns per element, {STAT.__name__} of {repeats} repeats")
     print(header)
     print("-" * len(header))
     for n in sizes:
@@ -159,8 +162,12 @@ def run_ball(sizes, repeats, seed=1):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n up to 1e6 and 3 repeats")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None, help="at least 3")
+    parser.add_argument("--stat", choices=["median", "min"], default="median",
+                        help="statistic over repeats (min: the best run, for a loaded machine)")
     args = parser.parse_args(argv)
+    global STAT
+    STAT = np.min if args.stat == "min" else np.median
     sizes = [10**k for k in range(3, 7 if args.quick else 8)]
     repeats = args.repeats or (3 if args.quick else 5)
     run(sizes, max(3, repeats))

@@ -35,7 +35,8 @@ def _parameter(name, value, n):
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a real scalar or array, got dtype {arr.dtype}")
     if arr.ndim == 0:
-        return np.ascontiguousarray(arr.reshape(1), dtype=np.float64)
+        # always a private copy: a scalar is read for every coordinate, so it must not alias out
+        return np.array(arr.reshape(1), dtype=np.float64)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name} must be a scalar or have shape ({n},) like m, got shape {arr.shape}")
     return np.ascontiguousarray(arr, dtype=np.float64)
@@ -120,6 +121,17 @@ def project_box_hyperplane(m, lower, upper, sigma, z, d=None, out=None):
     Returns
     -------
     a : ndarray, shape (n,), float64 (`out` if given).
+
+    Raises
+    ------
+    ValueError
+        naming the argument: non-finite m, NaN or empty (lower > upper, lower = +inf,
+        upper = -inf) box, non-finite sigma, d == 0 or non-finite, wrong shapes, non-finite z;
+        z outside the feasible range (the message states the range); a multiplier that float64
+        cannot represent (sigma_i^2 / d_i^2 spanning more than its exponent range; `out` is then
+        left with an unspecified content).
+    TypeError
+        for non-numeric inputs or an `out` that is not a float64 ndarray.
     """
     m = _vector("m", m)
     n = m.shape[0]

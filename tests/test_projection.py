@@ -356,6 +356,15 @@ def test_box_huge_and_tiny_sigma(sscale):
     np.testing.assert_allclose(a, ref, atol=1e-12, rtol=0)
 
 
+def test_box_unrepresentable_multiplier_is_an_error_not_a_wrong_answer():
+    # the second coordinate alone can meet the hyperplane, with a_2 = 1e100 (representable) ...
+    a = project_box_hyperplane([0.0, 0.0], [0.0, -np.inf], [1.0, np.inf], [1.0, 1e-100], 2.0)
+    np.testing.assert_allclose(a, [1.0, 1e100], rtol=1e-12)
+    # ... or with a multiplier of order 1e400, which float64 cannot hold
+    with pytest.raises(ValueError, match="orders of magnitude"):
+        project_box_hyperplane([0.0, 0.0], [0.0, -np.inf], [1.0, np.inf], [1.0, 1e-200], 2.0)
+
+
 def test_box_larger_instances_with_many_duplicates():
     rng = np.random.default_rng(6)
     for n in [1000, 20000]:
