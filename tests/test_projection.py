@@ -402,6 +402,30 @@ def test_box_inputs_are_not_modified_and_out_in_place():
     np.testing.assert_array_equal(buf[1:], a)
 
 
+def test_concurrent_calls_from_threads():
+    # the kernels release the GIL and share no state: concurrent calls give the reference answers
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(9)
+    jobs = []
+    for _ in range(8):
+        n = 20000
+        jobs.append((rng.normal(size=n), rng.choice([-1.0, 1.0], n), rng.uniform(0.5, 2, n)))
+
+    def box(job):
+        m, sigma, d = job
+        return project_box_hyperplane(m, 0.0, 1.0, sigma, 0.0, d=d)
+
+    def ball(job):
+        return project_elastic_net_ball(job[0], 0.5, 100.0)
+
+    with ThreadPoolExecutor(4) as pool:
+        boxes = list(pool.map(box, jobs))
+        balls = list(pool.map(ball, jobs))
+    for (m, sigma, d), a, w in zip(jobs, boxes, balls):
+        np.testing.assert_allclose(a, reference_box(m, 0.0, 1.0, sigma, 0.0, d), atol=1e-10)
+        np.testing.assert_allclose(w, reference_ball(m, 0.5, 100.0), atol=1e-10)
+
+
 def test_box_accepts_lists_ints_and_strided_input():
     m = np.arange(10.0)[::2]                        # non-contiguous
     a = project_box_hyperplane(m, 0, 4, [1, 1, 1, 1, 1], 10)
