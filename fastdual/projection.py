@@ -43,12 +43,14 @@ def _parameter(name, value, n):
 
 
 def _scalar(name, value):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    arr = np.asarray(value)
-    if arr.ndim != 0 or arr.dtype.kind not in "iuf":
+    """A real number (int, float, numpy scalar or 0-d array; not bool) as a Python float."""
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    return float(arr)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return float(value)
+    raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
 
 
 def _output(out, n):
