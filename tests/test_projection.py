@@ -303,6 +303,23 @@ def test_box_z_at_either_end_gives_the_extreme_vertex(end):
     np.testing.assert_allclose(a, expected, atol=1e-12, rtol=0)
 
 
+def test_box_z_within_rounding_of_an_end_is_that_end():
+    rng = np.random.default_rng(10)
+    n = 1000
+    lower, upper = -rng.uniform(size=n), rng.uniform(size=n)
+    sigma = rng.choice([-1.0, 1.0], n)
+    zmin, zmax = feasible_range(lower, upper, sigma)
+    vertex = np.where(sigma > 0, upper, lower)
+    # a z past the end by a rounding error (e.g. summed in another order) gives the vertex ...
+    a = project_box_hyperplane(np.zeros(n), lower, upper, sigma, zmax * (1 + 4e-16))
+    np.testing.assert_allclose(a, vertex, atol=1e-12, rtol=0)
+    # ... a z past it by more is infeasible
+    with pytest.raises(ValueError, match="feasible range"):
+        project_box_hyperplane(np.zeros(n), lower, upper, sigma, zmax + 1e-6 * abs(zmax))
+    with pytest.raises(ValueError, match="feasible range"):
+        project_box_hyperplane(np.zeros(n), lower, upper, sigma, zmin - 1e-6 * abs(zmin))
+
+
 def test_box_n_equals_one():
     np.testing.assert_allclose(project_box_hyperplane([5.0], -1.0, 1.0, 2.0, 1.0), [0.5])
     np.testing.assert_allclose(project_box_hyperplane([5.0], -1.0, 1.0, -2.0, -2.0), [1.0])
