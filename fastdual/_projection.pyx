@@ -30,10 +30,10 @@ it and the set still halves; the bracket end points are kept explicitly, so the 
 lost between the last kink and m (the role of the y probe in Algorithm 8).  When no kink is left
 strictly inside the bracket the function is a single smooth piece there and the root is closed form.
 
-Numerics: sigma is rescaled by a power of two so max|sigma| is in [1/2, 1), d by a power of two so
-min|d| is in [1, 2) (both exact and solution-preserving); then w_i <= 1 and |sigma_i/d_i^2| <= 1
-never overflow, and a coordinate whose weight underflows degrades to its correct limit (stiff
-coordinate -> constant contribution).  Sums that decide feasibility and the final root use
+Numerics: sigma (with z) is rescaled by a power of two so max|sigma| is in [1/2, 1), and d by a
+power of two so max|sigma_i/d_i| is in (1/2, 2) (both exact and solution-preserving); then the
+weights w_i are at most 4 with the largest above 1/4, and a coordinate whose weight underflows is
+negligible and degrades to its correct limit (a constant contribution).  Sums that decide feasibility and the final root use
 TwoSum-compensated summation.  The final pass re-sums sum_i sigma_i a_i - z as a certificate and
 reports an unrepresentable multiplier (sigma_i^2/d_i^2 spanning more than the float64 range) as
 an error instead of returning an infeasible point.  Hot loops use selects, not branches.
@@ -72,6 +72,21 @@ cdef extern from *:
     """
     void* fd_work_alloc(size_t nbytes) noexcept nogil
     void fd_work_free(void* p, size_t nbytes) noexcept nogil
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stdint.h>
+    #include <string.h>
+    /* floor(log2 |x|) for finite nonzero x, read from the exponent bits (libm for subnormals). */
+    static inline int fd_ilogb(double x) {
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        int e = (int)((b >> 52) & 0x7ff);
+        return e ? e - 1023 : ilogb(x);
+    }
+    """
+    int fd_ilogb(double x) noexcept nogil
 
 # Status codes, also visible from Python (fastdual/projection.py turns them into exceptions).
 cpdef enum Status:
@@ -280,7 +295,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     multiplier lambda in the caller's units, report[3] the residual sum(sigma a) - z.  Returns a
     status code; out is only written on OK or ERR_ILL_CONDITIONED."""
     cdef Py_ssize_t i, j, nact, nk, n_sig = 0
-    cdef double mi, li, ui, si, di, smax = 0.0, dmin = INFINITY
+    cdef double mi, li, ui, si, di, smax = 0.0
+    cdef int eq, eq_max = -100000
     cdef double sig_scale, d_scale, q, w, lo, hi, tlo, thi, left, right
     cdef double lam_lo, lam_hi, lam, pivot, fval, slope, cval, tol, zs, x
     cdef double zabs = 0.0, residual, res_scale
@@ -330,8 +346,10 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             n_sig += 1
             if fabs(si) > smax:
                 smax = fabs(si)
-            if fabs(di) < dmin:
-                dmin = fabs(di)
+            # the largest |sigma_i / d_i|, in the exponent domain (a ratio could overflow)
+            eq = fd_ilogb(si) - fd_ilogb(di)
+            if eq > eq_max:
+                eq_max = eq
 
     if n_sig == 0:
         # No coupling: the hyperplane is {0 = z}; every coordinate is clipped on its own.
@@ -345,11 +363,23 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             out[i] = clip(m[i], lower[i * lower_inc], upper[i * upper_inc])
         return OK
 
-    # Power-of-two scales (exact): max|sigma| -> [1/2, 1), min|d| -> [1, 2).
+    # Power-of-two scales (exact, solution-preserving): sigma (with z) so that max|sigma| is in
+    # [1/2, 1), then d so that max_i |sigma_i / d_i| is in (1/2, 2).  The weights w_i = (sigma_i /
+    # d_i)^2 then lie in (0, 4) with the largest above 1/4: the dominant coordinates are well
+    # inside the float64 range whatever the scales of sigma and d, and a weight can only underflow
+    # for a coordinate negligible against them (its limit, a constant contribution, is then exact
+    # to working precision).  With floor(log2 smax) = e - 1 and eq_max = max floor(log2|sigma_i|)
+    # - floor(log2|d_i|), log2|sigma_i / d_i| after scaling lies within 1 of
+    # floor(log2|sigma_i|) - floor(log2|d_i|) - eq_max.  (The exponent is clamped to keep the
+    # scale itself a normal number; only inputs spanning more than ~1e300 reach the clamp.)
     frexp(smax, &e)
     sig_scale = ldexp(1.0, -e)
-    frexp(dmin, &e)
-    d_scale = ldexp(1.0, 1 - e)
+    e = eq_max - e
+    if e > 1000:
+        e = 1000
+    elif e < -1000:
+        e = -1000
+    d_scale = ldexp(1.0, e)
     zs = z * sig_scale
 
     pieces = <Piece*> fd_work_alloc(n_sig * sizeof(Piece))
@@ -379,12 +409,9 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         ui = upper[i * upper_inc]
         di = fabs(d[i * d_inc]) * d_scale
         # left / right: the bound a_i sits on as lambda -> -inf / +inf.
-        if si > 0.0:
-            left = li
-            right = ui
-        else:
-            left = ui
-            right = li
+        # selects, not a branch: the signs of sigma (labels) are typically random
+        left = li if si > 0.0 else ui
+        right = ui if si > 0.0 else li
         if isfinite(left):
             acc_add(&zmin, si * left)
             zabs += fabs(si * left)

@@ -363,6 +363,18 @@ def test_box_huge_and_tiny_d(dscale):
     assert abs(sigma @ a - 2.0) <= 1e-12 * n
 
 
+def test_box_sigma_and_d_scaled_in_opposite_directions():
+    # sigma_i / d_i^2 spans 1e-400 .. 1e-200 but the weights sigma_i^2 / d_i^2 are all 1e-400:
+    # the problem is perfectly conditioned, only its units are extreme.  KKT by hand:
+    # a_i = lambda sigma_i / d_i^2, and sum sigma_i a_i = 3e-400 lambda = 0.5.
+    sigma, d = [1.0, 1e-200, 2.0], [1e200, 1.0, 2e200]
+    a = project_box_hyperplane([0.0, 0.0, 0.0], -np.inf, np.inf, sigma, 0.5, d=d)
+    np.testing.assert_allclose(a, [1 / 6, 1e200 / 6, 1 / 12], rtol=1e-14)
+    # with a box, the middle coordinate saturates and the other two share the constraint
+    a = project_box_hyperplane([0.0, 0.0, 0.0], -1.0, 1.0, sigma, 0.5, d=d)
+    np.testing.assert_allclose(a, [0.25, 1.0, 0.125], rtol=1e-14)
+
+
 @pytest.mark.parametrize("sscale", [1e-200, 1e200])
 def test_box_huge_and_tiny_sigma(sscale):
     rng = np.random.default_rng(5)
