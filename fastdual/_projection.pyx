@@ -567,9 +567,12 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         if si != 0.0:
             di = fabs(d[i * d_inc]) * d_scale
             # (sigma/d)/d rather than sigma/d^2: no overflow of d^2 for large d.
-            mi = clip(mi + ((si / di) / di) * lam, li, ui)
-            residual += si * mi
-            res_scale += fabs(si * mi)
+            x = clip(mi + ((si / di) / di) * lam, li, ui)
+            residual += si * x
+            # a_i = m_i + step carries rounding of order eps (|m_i| + |a_i|): the scale of the
+            # residual includes |m_i|, or a solution next to 0 far from m would look infeasible
+            res_scale += fabs(si) * (fabs(mi) + fabs(x))
+            mi = x
         else:
             mi = clip(mi, li, ui)
         out[i] = mi

@@ -321,6 +321,9 @@ def test_box_z_within_rounding_of_an_end_is_that_end():
 
 
 def test_box_n_equals_one():
+    # a solution at 0 far from m (the residual is pure rounding of m_i + step, relative to m_i)
+    a = project_box_hyperplane([2.50124842], 0.0, np.inf, 0.84375, 0.0)
+    np.testing.assert_allclose(a, [0.0], atol=1e-15)
     np.testing.assert_allclose(project_box_hyperplane([5.0], -1.0, 1.0, 2.0, 1.0), [0.5])
     np.testing.assert_allclose(project_box_hyperplane([5.0], -1.0, 1.0, -2.0, -2.0), [1.0])
     np.testing.assert_allclose(project_box_hyperplane([5.0], 3.0, 3.0, 2.0, 6.0), [3.0])
