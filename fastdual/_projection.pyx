@@ -293,7 +293,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
                               double* report) noexcept nogil:
     """Solve (64) into out[0:n].  report[0:2] receives the feasible range of z, report[2] the
     multiplier lambda in the caller's units, report[3] the residual sum(sigma a) - z.  Returns a
-    status code; out is only written on OK or ERR_ILL_CONDITIONED."""
+    status code; out is only written on OK or (possibly) ERR_ILL_CONDITIONED."""
     cdef Py_ssize_t i, j, nact, nk, n_sig = 0
     cdef double mi, li, ui, si, di, smax = 0.0
     cdef int eq, eq_max = -100000
@@ -436,6 +436,13 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             # finite lambda.
             acc_add(&cacc, clip(0.0, lo, hi))
             continue
+        if w == INFINITY:
+            # Only reachable when sigma_i / d_i spans more than ~1e300 (the scale clamp above):
+            # the weights are not representable together.
+            fd_work_free(pieces, n_sig * sizeof(Piece))
+            fd_work_free(kinks, 2 * n_sig * sizeof(double))
+            report[3] = INFINITY
+            return ERR_ILL_CONDITIONED
         tlo = lo / w
         thi = hi / w
         if thi == -INFINITY:
