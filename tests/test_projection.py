@@ -376,6 +376,11 @@ def test_box_sigma_and_d_scaled_in_opposite_directions():
     # with a box, the middle coordinate saturates and the other two share the constraint
     a = project_box_hyperplane([0.0, 0.0, 0.0], -1.0, 1.0, sigma, 0.5, d=d)
     np.testing.assert_allclose(a, [0.25, 1.0, 0.125], rtol=1e-14)
+    # weights 1e1200 apart: the light coordinate is exactly negligible, the heavy one absorbs z
+    a = project_box_hyperplane([0.0, 0.0], -1.0, 1.0, [1e300, 1e-300], 0.5, d=[1e-300, 1e300])
+    np.testing.assert_allclose(a, [5e-301, 0.0], rtol=1e-14, atol=0)
+    a = project_box_hyperplane([0.0, 0.0], -1.0, 1.0, 1.0, 0.5, d=[5e-324, 1e308])
+    np.testing.assert_allclose(a, [0.5, 0.0], rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("sscale", [1e-200, 1e200])
