@@ -627,7 +627,7 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
     """Solve (67)-(68) into out[0:n]; report[0] receives the multiplier lambda of (69)."""
     cdef Py_ssize_t i, j, nk, keep
     cdef double gi, amax = 0.0, scale, gs, rs, tau, tau_lo = 0.0, tau_hi = INFINITY, pivot, hval, a, x, u2m1
-    cdef double count = 0.0
+    cdef double count = 0.0, num, den
     cdef int e
     cdef Accumulator total, agg
     cdef double* kinks = NULL
@@ -728,21 +728,35 @@ cdef int elastic_net_ball_solve(Py_ssize_t n, const double* g, double gamma, dou
         # On the last piece: sum_A (a_i + gamma)^2 = u^2 (2r + |A| gamma^2), u = 1 + lambda, so
         # u^2 - 1 = (sum_A a_i (a_i + 2 gamma) - 2r) / (2r + |A| gamma^2); lambda = (u^2-1)/(u+1)
         # avoids the cancellation of u - 1 when the point is just outside the ball.
-        u2m1 = (acc_value(&agg) - 2.0 * rs) / (2.0 * rs + count * gs * gs)
-        if u2m1 < 0.0:
-            u2m1 = 0.0
-        x = u2m1 / (sqrt(1.0 + u2m1) + 1.0)
-        if not isfinite(x):
-            x = sqrt(u2m1)          # u^2 - 1 overflowed (r negligible against ||g||^2)
-        if gs > 0.0:
+        if gs <= 1.0:
+            u2m1 = (acc_value(&agg) - 2.0 * rs) / (2.0 * rs + count * gs * gs)
+            if u2m1 < 0.0:
+                u2m1 = 0.0
+            x = u2m1 / (sqrt(1.0 + u2m1) + 1.0)
+            if not isfinite(x):
+                x = sqrt(u2m1)      # u^2 - 1 overflowed (r negligible against ||g||^2)
             tau = gs * x
+        else:
+            # gamma large against g: divide through by gamma^2 (|A| gamma^2 could overflow) and
+            # form tau = gamma x without multiplying gamma into a tiny x.
+            # u^2 - 1 = num / (gamma den), num = (sum_A ... - 2r) / gamma, den = 2r/gamma^2 + |A|
+            num = (acc_value(&agg) - 2.0 * rs) / gs
+            if num < 0.0:
+                num = 0.0
+            den = (2.0 * rs / gs) / gs + count
+            u2m1 = (num / gs) / den
+            tau = num / (den * (sqrt(1.0 + u2m1) + 1.0))
+            x = tau / gs
+        if gs > 0.0:
             if tau < tau_lo or tau > tau_hi:
                 tau = tau_lo if tau < tau_lo else tau_hi
                 x = tau / gs
         else:
             tau = 0.0
     report[0] = x
-    # eq. (69), in the caller's units (tau / scale is exact).
+    # eq. (69), in the caller's units (tau / scale is exact).  When r is below the rounding level
+    # of g (r << eps max|g|^2) tau cannot be resolved finely enough to keep w inside the ball to
+    # the last digit of r: the constraint then holds to O(eps) (gamma max|g| + max|g|^2).
     tau = tau / scale
     for i in range(n):
         gi = g[i]

@@ -555,6 +555,25 @@ def test_ball_radius_negligible_against_g():
         assert np.all(np.isfinite(w)) and np.max(np.abs(w)) < 1e-150
 
 
+def test_ball_extreme_gamma_and_r_stay_finite_and_inside():
+    # gamma huge against g (|A| gamma^2 overflows), tiny, and r far below / above |g|^2: finite,
+    # sign-preserving, and inside the ball up to the rounding level of g
+    g = np.random.default_rng(11).normal(size=50)
+    for g_scale in [1e-300, 1e-10, 1.0, 1e150, 1e300]:
+        for gamma in [0.0, 1e-300, 1e-5, 1.0, 1e5, 1e300]:
+            for r in [0.0, 1e-300, 1e-5, 1.0, 1e100, 1e300]:
+                gg = g * g_scale
+                w = project_elastic_net_ball(gg, gamma, r)
+                assert np.all(np.isfinite(w))
+                assert np.all(w * gg >= 0)
+                gmax = np.max(np.abs(gg))
+                value = gamma * np.abs(w).sum() + 0.5 * np.dot(w, w)
+                if np.isfinite(value):
+                    assert value <= r * (1 + 1e-12) + 1e-14 * (gamma * gmax + gmax**2)
+    np.testing.assert_allclose(project_elastic_net_ball([0.5, 0.25], 1e300, 1.0), [0.0, 0.0],
+                               atol=1e-15)
+
+
 def test_ball_special_cases():
     g = np.array([3.0, -4.0])
     # gamma = 0: the l2 ball of radius sqrt(2 r)
