@@ -239,8 +239,8 @@ def test_box_matches_sort_reference_and_kkt(instance):
 @SETTINGS
 @given(box_instances(infinite=False), st.data())
 def test_box_feasible_point_projects_to_itself(instance, data):
-    _, lower, upper, sigma, _, d = instance
-    n = np.broadcast_to(lower, (len(instance[0]),)).shape[0]
+    m, lower, upper, sigma, _, d = instance
+    n = len(m)
     t = np.array(data.draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
     lo_b, up_b = np.broadcast_to(lower, (n,)), np.broadcast_to(upper, (n,))
     point = np.clip(lo_b + t * (up_b - lo_b), lo_b, up_b)
