@@ -18,8 +18,9 @@ from fastdual._train import Certificate, duality_gap, train
 from fastdual.losses import LOSSES
 from fastdual.model import Model, load
 from fastdual.solvers import SOLVERS
+from fastdual import projection
 
 __version__ = "0.1.0"
 
 __all__ = ["train", "duality_gap", "load", "Model", "Certificate", "ConvergenceWarning",
-           "LOSSES", "SOLVERS", "__version__"]
+           "LOSSES", "SOLVERS", "projection", "__version__"]
