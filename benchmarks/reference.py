@@ -6,8 +6,9 @@ Independent of the solvers under comparison where possible:
   :mod:`benchmarks.objective`), started from a LIBLINEAR solution when one is at hand;
 * elastic net: L-BFGS-B on the split form w = u - v, u, v >= 0 (smooth with bounds);
 * hinge (non-smooth): LIBLINEAR's dual coordinate descent through scikit-learn's
-  LinearSVC (which, unlike the command line tool, accepts a large max_iter) with a
-  tiny tolerance;
+  LinearSVC (which, unlike liblinear-official, accepts a large max_iter) with a
+  tiny tolerance, and L-BFGS-B on the box-constrained dual, whose value is a
+  certified lower bound on P*;
 * ridge: additionally LSQR on the stacked least-squares form.
 
 Each method reports its P; the benchmark takes P* as the smallest value reached by
@@ -18,7 +19,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import fmin_l_bfgs_b
+from scipy.optimize import fmin_l_bfgs_b, minimize
 
 from .objective import PROBLEMS, primal, smooth_value_and_grad, split_value_and_grad
 
@@ -35,6 +36,36 @@ def lbfgs(X, y, problem, alpha, w0=None, maxiter=20000):
     w, f, info = fmin_l_bfgs_b(smooth_value_and_grad, w0, args=(X, y, problem, alpha), m=30,
                                factr=10.0, pgtol=1e-15, maxiter=maxiter, maxfun=2 * maxiter)
     return w
+
+
+def hinge_dual_lbfgs(X, y, alpha, maxiter=50000, max_seconds=60.0):
+    """Box-constrained dual of the hinge problem, by L-BFGS-B.
+
+    D(a) = (1/n) sum a_i - 1/(2 alpha n^2) ||X^T (a * y)||^2,  0 <= a_i <= 1,
+    w(a) = X^T (a * y) / (alpha n).  Returns (w(a), D(a)); D(a) <= P* <= P(w(a)).
+    """
+    n = X.shape[0]
+    lam_n = alpha * n
+
+    def f(a):  # -n D(a), O(1) gradients
+        v = np.asarray(X.T @ (a * y)).ravel()
+        val = -a.sum() + 0.5 * np.dot(v, v) / lam_n
+        grad = -1.0 + y * np.asarray(X @ v).ravel() / lam_n
+        return val, grad
+
+    t0 = time.perf_counter()
+
+    def out_of_time(intermediate_result):
+        if time.perf_counter() - t0 > max_seconds:
+            raise StopIteration
+
+    res = minimize(f, np.full(n, 0.5), jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * n,
+                   callback=out_of_time,
+                   options=dict(maxcor=30, ftol=1e-15, gtol=1e-14, maxiter=maxiter,
+                                maxfun=2 * maxiter))
+    a = res.x
+    w = np.asarray(X.T @ (a * y)).ravel() / lam_n
+    return w, -f(a)[0] / n
 
 
 def linearsvc(X, y, problem, alpha, max_iter=200000):
@@ -84,8 +115,17 @@ def compute_reference(X, y, problem, alpha, verbose=True):
                                                             methods[name][1]), flush=True)
         return w
 
+    dual_bound = None
     if problem.loss == "hinge":
+        box = {}
+
+        def dual():
+            w, box["D"] = hinge_dual_lbfgs(X, y, alpha)
+            return w
+
         record("linearsvc", lambda: linearsvc(X, y, problem, alpha))
+        record("hinge_dual_lbfgs", dual)
+        dual_bound = box["D"]
     else:
         w0 = None
         if problem.l1_ratio == 0:
@@ -94,5 +134,12 @@ def compute_reference(X, y, problem, alpha, verbose=True):
         if problem.loss == "squared":
             record("lsqr", lambda: ridge_lsqr(X if sp.issparse(X) else np.asarray(X), y, alpha))
     p_star = min(p for p, _ in methods.values())
-    return {"p_star": p_star, "methods": {k: {"primal": v[0], "seconds": v[1]}
-                                          for k, v in methods.items()}}
+    out = {"p_star": p_star, "methods": {k: {"primal": v[0], "seconds": v[1]}
+                                         for k, v in methods.items()}}
+    if dual_bound is not None:
+        out["dual_bound"] = dual_bound
+        out["certified_relative_gap"] = (p_star - dual_bound) / abs(p_star)
+        if verbose:
+            print("    reference dual bound     D = %.15g  (certified gap %.1e)"
+                  % (dual_bound, out["certified_relative_gap"]), flush=True)
+    return out

@@ -215,11 +215,17 @@ class SklearnRidge(Solver):
     def __init__(self, solver):
         self.solver = solver
         self.name = "sklearn-ridge-%s" % solver
+        # sparse_cg ignores max_iter when d > n (it solves the kernel system): use tol
+        self.kind = "tol" if solver == "sparse_cg" else "iter"
 
     def fit(self, ctx, budget):
         from sklearn.linear_model import Ridge
+        if self.kind == "tol":
+            tol, max_iter = budget, None
+        else:
+            tol, max_iter = 1e-15, int(budget)
         reg = Ridge(alpha=ctx["alpha"] * ctx["n"], fit_intercept=False, solver=self.solver,
-                    tol=1e-15, max_iter=int(budget), random_state=0)
+                    tol=tol, max_iter=max_iter, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             reg.fit(ctx["X"], ctx["y"])

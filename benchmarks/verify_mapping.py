@@ -25,7 +25,7 @@ from .solvers import get_solvers  # noqa: E402
 
 # budgets that bring every exact solver to ~1e-10 on a few hundred samples
 HIGH_PRECISION = {"iter": 3000, "tol": 1e-12}
-ITER_OVERRIDE = {"sklearn-SGD": 200, "sklearn-lbfgs": 20000, "sklearn-ridge-sparse_cg": 10000}
+ITER_OVERRIDE = {"sklearn-SGD": 200, "sklearn-lbfgs": 20000}
 
 
 def small_problem(n=300, seed=0):
