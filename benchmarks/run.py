@@ -90,7 +90,7 @@ def run_case(name, X, y, problem, alpha, solvers, cfg, floor):
     ref = compute_reference(X, y, pb, alpha)
     p_ref = ref["p_star"]
     case = {"dataset": name, "problem": problem, "alpha": alpha, "reference": ref,
-            "solvers": {}}
+            "solvers": {}, "loadavg_start": os.getloadavg()}
     for s in solvers:
         if not s.supports(problem):
             continue
@@ -120,6 +120,7 @@ def run_case(name, X, y, problem, alpha, solvers, cfg, floor):
     best = [p_ref] + [pt["primal"] for e in case["solvers"].values() for r in e.get("runs", [])
                       for pt in r]
     p_star = float(min(best))
+    case["loadavg_end"] = os.getloadavg()
     case["p_star"] = p_star
     case["p_star_source"] = "reference" if p_star == p_ref else "solver run"
     for sname, e in case["solvers"].items():
@@ -144,9 +145,14 @@ def fmt_t(t):
 
 def print_case_table(case, file=sys.stdout):
     head = "| solver | t(1e-2) s | t(1e-4) s | t(1e-6) s | best subopt | fits |"
-    print("\n%s, %s, alpha=%g: P* = %.12g (from %s)" % (case["dataset"], case["problem"],
-                                                        case["alpha"], case["p_star"],
-                                                        case["p_star_source"]), file=file)
+    ref = case["reference"]
+    cert = ""
+    if "dual_bound" in ref:
+        cert = "; certified: (P* - D_ref)/P* <= %.1e" % (
+            (case["p_star"] - ref["dual_bound"]) / abs(case["p_star"]))
+    print("\n%s, %s, alpha=%g: P* = %.12g (from %s%s)" % (
+        case["dataset"], case["problem"], case["alpha"], case["p_star"],
+        case["p_star_source"], cert), file=file)
     print(head, file=file)
     print("|---|---:|---:|---:|---:|---:|", file=file)
     for sname, e in case["solvers"].items():

@@ -28,6 +28,7 @@ and, for LIBLINEAR and scikit-learn, by ``tests/test_peer_mapping.py``):
   loss and both penalties internally: same objective up to a factor 1/2);
   SAGA: alpha = l2, beta = l1 (penalty='l1').
 """
+import os
 import warnings
 
 import numpy as np
@@ -99,7 +100,9 @@ class FastDual(Solver):
         if reason is None:
             import fastdual
             if not hasattr(fastdual, "train"):
-                reason = "fastdual is importable but has no train() yet"
+                reason = ("the fastdual imported from %s has no train(): build it in place "
+                          "(pip install -e .) or run where an installed fastdual is not "
+                          "shadowed by an older source tree" % os.path.dirname(fastdual.__file__))
         return reason
 
     def _kwargs(self, ctx):
