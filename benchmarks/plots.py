@@ -29,7 +29,7 @@ def plot_case(case, out_dir):
         ax.grid(True, which="major", alpha=0.3)
     ax_t.set_xlabel("seconds (median over repeats, one thread)")
     ax_p.set_xlabel("passes (epochs / iterations as counted by each solver)")
-    ax_p.set_xscale("symlog", linthresh=1)
+    ax_p.set_xscale("log")
     ax_t.legend(fontsize=7, loc="best")
     fig.suptitle("%s | %s | alpha=%g | P*=%.10g" % (case["dataset"], case["problem"],
                                                     case["alpha"], p_star))
