@@ -62,10 +62,14 @@ def certificate_table(cases):
         cert = fd.get("certificate")
         if not cert:
             continue
+        wall = fmt_t(cert["wall_seconds_median"])
+        if not cert["converged"]:
+            wall = "not reached (%s s)" % wall
         out.append("| %s | %s | %g | %s | %d | %.1e | %s | %.3g | %.2f |" % (
-            c["dataset"], c["problem"], c["alpha"], fmt_t(cert["wall_seconds_median"]),
+            c["dataset"], c["problem"], c["alpha"], wall,
             cert["n_epochs"], cert["true_relative_subopt"], cert["certificate_holds"],
-            1e3 * fd["epoch_seconds"], fd["epoch_floor_units"]))
+            1e3 * (fd.get("epoch_seconds") or float("nan")),
+            fd.get("epoch_floor_units") or float("nan")))
     return "\n".join(out)
 
 

@@ -120,6 +120,7 @@ class FastDual(Solver):
             warnings.simplefilter("ignore")
             model = fastdual.train(ctx["X"], ctx["y"], tol=0.0, max_epochs=int(budget),
                                    **self._kwargs(ctx))
+        ctx["epochs_run"] = int(model.n_epochs_)  # it may stop early once the gap is 0
         return np.asarray(model.coef_, dtype=np.float64).ravel()
 
     def train_to_gap(self, ctx, tol, max_epochs=100000):
@@ -211,6 +212,7 @@ class SklearnLogistic(Solver):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             clf.fit(ctx["X"], ctx["y"])
+        ctx["epochs_run"] = int(np.max(clf.n_iter_))
         return _classifier_coef(clf.coef_, clf.classes_)
 
 
@@ -261,6 +263,7 @@ class SklearnSGD(Solver):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(ctx["X"], ctx["y"])
+        ctx["epochs_run"] = int(np.max(est.n_iter_))
         return _classifier_coef(est.coef_, getattr(est, "classes_", None))
 
 
