@@ -288,14 +288,14 @@ def main(argv=None):
 
 
 def _versions():
+    from importlib import metadata
     out = {}
-    for mod in ("numpy", "scipy", "sklearn", "liblinear", "snapml", "tick", "lightning",
-                "fastdual"):
+    for dist in ("numpy", "scipy", "scikit-learn", "liblinear-official", "snapml", "tick",
+                 "sklearn-contrib-lightning", "fastdual"):
         try:
-            m = __import__(mod)
-            out[mod] = getattr(m, "__version__", "unknown")
-        except Exception:
-            out[mod] = None
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
     return out
 
 
