@@ -101,8 +101,9 @@ class FastDual(Solver):
             import fastdual
             if not hasattr(fastdual, "train"):
                 reason = ("the fastdual imported from %s has no train(): build it in place "
-                          "(pip install -e .) or run where an installed fastdual is not "
-                          "shadowed by an older source tree" % os.path.dirname(fastdual.__file__))
+                          "(python setup.py build_ext --inplace) or run where an installed "
+                          "fastdual is not shadowed by an older source tree"
+                          % os.path.dirname(fastdual.__file__))
         return reason
 
     def _kwargs(self, ctx):

@@ -77,8 +77,9 @@ CASES = [
     (SklearnRidge("saga"), "ridge", ALPHAS, 3000),
     (SklearnRidge("sparse_cg"), "ridge", ALPHAS, 1e-14),
 ]
-# liblinear-official's dual solver for the hinge loss stops after a fixed 1000
-# iterations, short of 1e-6 at alpha=1e-4 on this data: it is checked at 1e-2.
+# liblinear-official's dual solver for the hinge loss stops at an internal iteration
+# limit that its Python interface does not expose, short of 1e-6 at alpha=1e-4 on this
+# data: it is checked at 1e-2.
 
 PARAMS = [pytest.param(s, p, a, b, id="%s-%s-%g" % (s.name, p, a))
           for s, p, alphas, b in CASES for a in alphas]
