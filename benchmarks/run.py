@@ -33,7 +33,7 @@ from . import datasets as D  # noqa: E402
 from .objective import PROBLEMS, primal, relative_suboptimality  # noqa: E402
 from .reference import compute_reference  # noqa: E402
 from .solvers import FastDual, get_solvers  # noqa: E402
-from .timing import (TARGETS, matvec_floor, median_curve, repeat_curves,  # noqa: E402
+from .timing import (matvec_floor, median_curve, repeat_curves,  # noqa: E402
                      time_to_targets)
 
 REPO_ROOT = D.REPO_ROOT
