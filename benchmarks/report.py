@@ -1,0 +1,111 @@
+"""Markdown report from one or more ``results.json`` files written by ``benchmarks.run``.
+
+    python -m benchmarks.report benchmarks/results/results.json [more.json ...]
+"""
+import argparse
+import io
+import json
+
+from .run import fmt_t, print_case_table
+
+TARGET_KEYS = (("0.01", "1e-2"), ("0.0001", "1e-4"), ("1e-06", "1e-6"))
+
+
+def load(paths):
+    datasets, cases, metas = {}, [], []
+    for path in paths:
+        with open(path) as f:
+            r = json.load(f)
+        datasets.update(r["datasets"])
+        cases += r["cases"]
+        metas.append(r["meta"])
+    return datasets, cases, metas
+
+
+def dataset_table(datasets):
+    out = ["| data | n | d | nnz | X@w (ms) | X.T@a (ms) | floor (ms) |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, info in datasets.items():
+        m = info["matvec"]
+        out.append("| %s | %d | %d | %d | %.3g | %.3g | %.3g |" % (
+            name, info["n"], info["d"], info["nnz"], 1e3 * m["forward"], 1e3 * m["backward"],
+            1e3 * m["floor"]))
+    return "\n".join(out)
+
+
+def fastdual_summary(cases):
+    """fastdual against the fastest peer of the same run, per case and target."""
+    out = ["| data | problem | alpha | target | fastdual (s) | fastest peer (s) | peer | "
+           "peer / fastdual |", "|---|---|---:|---:|---:|---:|---|---:|"]
+    for c in cases:
+        fd = c["solvers"].get("fastdual", {})
+        if "time_to" not in fd:
+            continue
+        for key, label in TARGET_KEYS:
+            peers = [(e["time_to"][key], s) for s, e in c["solvers"].items()
+                     if s != "fastdual" and "time_to" in e and e["time_to"][key] is not None]
+            best = min(peers) if peers else (None, "none reached it")
+            t_fd = fd["time_to"][key]
+            ratio = "%.2f" % (best[0] / t_fd) if best[0] is not None and t_fd else "-"
+            out.append("| %s | %s | %g | %s | %s | %s | %s | %s |" % (
+                c["dataset"], c["problem"], c["alpha"], label, fmt_t(t_fd), fmt_t(best[0]),
+                best[1], ratio))
+    return "\n".join(out)
+
+
+def certificate_table(cases):
+    out = ["| data | problem | alpha | wall time to gap/P <= 1e-4 (s) | epochs | "
+           "true (P-P*)/P* then | certificate holds | epoch (ms) | epoch / floor |",
+           "|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    for c in cases:
+        fd = c["solvers"].get("fastdual", {})
+        cert = fd.get("certificate")
+        if not cert:
+            continue
+        wall = fmt_t(cert["wall_seconds_median"])
+        if not cert["converged"]:
+            wall = "not reached (%s s)" % wall
+        out.append("| %s | %s | %g | %s | %d | %.1e | %s | %.3g | %.2f |" % (
+            c["dataset"], c["problem"], c["alpha"], wall,
+            cert["n_epochs"], cert["true_relative_subopt"], cert["certificate_holds"],
+            1e3 * (fd.get("epoch_seconds") or float("nan")),
+            fd.get("epoch_floor_units") or float("nan")))
+    return "\n".join(out)
+
+
+def epoch_table(cases):
+    out = ["| data | problem | alpha | solver | epoch (ms) | epoch / floor |",
+           "|---|---|---:|---|---:|---:|"]
+    for c in cases:
+        for s, e in c["solvers"].items():
+            if e.get("epoch_seconds") is not None:
+                out.append("| %s | %s | %g | %s | %.3g | %.2f |" % (
+                    c["dataset"], c["problem"], c["alpha"], s, 1e3 * e["epoch_seconds"],
+                    e["epoch_floor_units"]))
+    return "\n".join(out)
+
+
+def case_tables(cases):
+    buf = io.StringIO()
+    for c in cases:
+        print_case_table(c, file=buf)
+    return buf.getvalue()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--sections", nargs="+",
+                   default=["data", "summary", "certificate", "epochs", "cases"])
+    args = p.parse_args(argv)
+    datasets, cases, metas = load(args.paths)
+    parts = {"data": dataset_table(datasets), "summary": fastdual_summary(cases),
+             "certificate": certificate_table(cases), "epochs": epoch_table(cases),
+             "cases": case_tables(cases)}
+    for sec in args.sections:
+        print(parts[sec])
+        print()
+
+
+if __name__ == "__main__":
+    main()
