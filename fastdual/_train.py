@@ -1,4 +1,5 @@
 """The face: fastdual.train and fastdual.duality_gap."""
+import numbers
 from collections import namedtuple
 
 import numpy as np
@@ -121,14 +122,14 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     w[:d] = check_coef(coef, d)
     w[d] = 0.0
     if fit_intercept:
-        b = check_positive("intercept", abs(intercept), allow_zero=True) * np.sign(intercept)
-        w[d] = b / problem.bias
+        if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real) \
+                or not np.isfinite(intercept):
+            raise ValueError(f"intercept must be None or a finite real number, got {intercept!r}")
+        w[d] = float(intercept) / problem.bias
     if dual_coef is None:
         margins = problem.X.matvec(w[:d]) + problem.bias * w[d]
         dual = problem.loss.duals_from_margins(problem.y, margins)
     else:
         dual = check_coef(dual_coef, problem.n_samples, name="dual_coef")
-    if problem.l2_added:
-        problem.l2 = problem.l2_added = 0.0   # pure l1: no helper term, the exact l1 dual
     primal, dual_value = problem.primal_dual(w, dual)
     return Certificate(primal - dual_value, primal, dual_value, relative_gap(primal, dual_value))

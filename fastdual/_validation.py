@@ -157,9 +157,9 @@ def check_sample_weight(sample_weight, n_samples):
     arr = np.asarray(sample_weight)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"sample_weight must be numeric, got dtype {arr.dtype}")
-    arr = np.array(arr, dtype=np.float64).ravel() if arr.ndim <= 1 else None
-    if arr is None:
-        raise ValueError("sample_weight must be 1-D")
+    if arr.ndim > 1:
+        raise ValueError(f"sample_weight must be 1-D, got shape {arr.shape}")
+    arr = np.array(arr, dtype=np.float64).ravel()   # a copy: the caller's array is never touched
     if arr.shape[0] == 1 and n_samples != 1:
         arr = np.full(n_samples, arr[0])
     if arr.shape[0] != n_samples:

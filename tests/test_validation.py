@@ -208,3 +208,12 @@ def test_duality_gap_validates_its_inputs(data):
     # An infeasible dual point is not a bound: the dual is -inf and the gap infinite.
     cert = fastdual.duality_gap(X, y, np.zeros(4), loss="hinge", alpha=0.1, dual_coef=np.full(30, 5.0))
     assert cert.dual == -np.inf and cert.gap == np.inf
+
+
+def test_duality_gap_intercept_must_be_a_finite_number(data):
+    X, y = data
+    for bad in (np.nan, np.inf, "1", True):
+        with pytest.raises(ValueError, match="intercept must be None or a finite real number"):
+            fastdual.duality_gap(X, y, np.zeros(4), bad, loss="hinge", alpha=0.1)
+    with pytest.raises(ValueError, match="sample_weight must be 1-D"):
+        fastdual.train(X, y, sample_weight=np.ones((30, 2)))
