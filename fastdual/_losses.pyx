@@ -249,12 +249,13 @@ cdef class Logistic(Loss):
         cdef int it
         if hi - lo <= 0.0:          # q == 0: the unconstrained maximiser sigmoid(-u)
             return y * _sigmoid(-u)
-        # Start one fixed-point step away from the q = 0 solution t = -u: usually within 2-3
-        # Newton steps of the root, and cheaper than the logit of beta (two logarithms).
-        t = _clip(-u - q * (_sigmoid(-u) - beta), lo, hi)
+        # Start at t = -u, the q = 0 solution and the root at the dual optimum (beta =
+        # sigmoid(-u)): its first Newton step costs the one exponential a start needs, and late in
+        # a run one or two steps reach the root. Each iteration evaluates one exponential.
+        t = -u
+        s = _sigmoid(t)
         dx = dx_old = hi - lo
         for it in range(200):
-            s = _sigmoid(t)
             f = t + u + q * (s - beta)
             if f > 0.0:
                 hi = t
@@ -268,16 +269,19 @@ cdef class Logistic(Loss):
                 dx = 0.5 * (hi - lo)
                 t = lo + dx
                 if dx <= 1e-16 * (1.0 + fabs(t)):
-                    break
+                    return y * _sigmoid(t)
             else:
                 dx_old = dx
                 dx = f / fp
                 t -= dx
                 # Newton converges quadratically with |f''| / f' <= q / 10: once q dx^2 is at
-                # rounding level the corrected t is exact to rounding, no confirming iteration.
+                # rounding level the corrected t is exact to rounding, no confirming iteration,
+                # and sigmoid(t) = s - s (1 - s) dx up to |sigmoid''| dx^2 / 2 <= dx^2 / 20,
+                # below rounding as well: no exponential either.
                 if (1.0 + q) * dx * dx <= 1e-17 * (1.0 + fabs(t)):
-                    break
-        return y * _sigmoid(t)
+                    return y * (s - s * (1.0 - s) * dx)
+            s = _sigmoid(t)
+        return y * s
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
         cdef double beta = a * y

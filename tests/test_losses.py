@@ -204,11 +204,15 @@ def test_logistic_step_matches_bisection_over_a_wide_range_of_curvatures():
     loss = loss_object("logistic")
     rng = np.random.default_rng(5)
     m = 3000
-    z, beta, q = 6 * rng.standard_normal(m), rng.random(m), 10.0 ** rng.uniform(-4, 7, m)
+    z, q = 6 * rng.standard_normal(m), 10.0 ** rng.uniform(-4, 7, m)
     y = rng.choice([-1.0, 1.0], m)
     u = y * z
-    lo, hi = -u - q * (1 - beta), -u + q * beta
     sigmoid = lambda t: np.exp(-np.logaddexp(0.0, -t))
+    # Half anywhere in the box, half close to the coordinate's optimum sigmoid(-u) as late in a
+    # run, where the step stops after one or two Newton iterations.
+    near = np.clip(sigmoid(-u) * (1 + 10.0 ** rng.uniform(-9, -2, m) * rng.standard_normal(m)), 0, 1)
+    beta = np.where(np.arange(m) % 2 == 0, rng.random(m), near)
+    lo, hi = -u - q * (1 - beta), -u + q * beta
     for _ in range(250):
         mid = 0.5 * (lo + hi)
         positive = mid + u + q * (sigmoid(mid) - beta) > 0
