@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 
 import fastdual
+from fastdual import _rows
 from conftest import binary_problem, regression_problem
 
 
@@ -217,3 +219,51 @@ def test_duality_gap_intercept_must_be_a_finite_number(data):
             fastdual.duality_gap(X, y, np.zeros(4), bad, loss="hinge", alpha=0.1)
     with pytest.raises(ValueError, match="sample_weight must be 1-D"):
         fastdual.train(X, y, sample_weight=np.ones((30, 2)))
+
+
+def _csr_verdict(indices, indptr, n_features):
+    """Brute-force reference for the CSR structure check: None or the kind of the first fault
+    (pointers and bounds row by row, then repeated columns)."""
+    if indptr[0] != 0 or indptr[-1] > len(indices):
+        return "start/end"
+    for i in range(len(indptr) - 1):
+        if indptr[i + 1] < indptr[i] or indptr[i + 1] > indptr[-1]:
+            return "decreases"
+        row = indices[indptr[i]:indptr[i + 1]]
+        if np.any((row < 0) | (row >= n_features)):
+            return "outside"
+    for i in range(len(indptr) - 1):
+        row = indices[indptr[i]:indptr[i + 1]]
+        if len(set(row.tolist())) < len(row):
+            return "twice"
+    return None
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 6), st.integers(1, 5), st.data())
+def test_csr_structure_check_matches_a_brute_force_reference(n_rows, n_features, draw):
+    """Rows sorted, unsorted, with repeats, out-of-range indices, and indptr that overshoots
+    the stored entries before coming back (never read past the end)."""
+    counts = draw.draw(st.lists(st.integers(0, 4), min_size=n_rows, max_size=n_rows))
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    if draw.draw(st.booleans()):                     # corrupt one interior pointer
+        k = draw.draw(st.integers(1, n_rows))
+        indptr[k] = draw.draw(st.integers(0, int(indptr[-1]) + 6))
+    nnz = int(max(indptr[-1], 0))
+    indices = np.array(draw.draw(st.lists(st.integers(-1, n_features), min_size=nnz,
+                                          max_size=nnz)), dtype=np.int32)
+    if draw.draw(st.booleans()):                     # mostly-valid: sorted distinct rows
+        for i in range(n_rows):
+            a, b = int(indptr[i]), int(indptr[i + 1])
+            if 0 <= a <= b <= nnz and b - a <= n_features:
+                indices[a:b] = np.sort(np.random.default_rng(i).choice(n_features, b - a,
+                                                                       replace=False))
+    expected = _csr_verdict(indices, indptr, n_features)
+    message = _rows.csr_structure_error(indices, indptr, n_features)
+    if expected is None:
+        assert message is None
+    else:
+        assert message is not None
+        key = {"decreases": "decreases", "outside": "outside", "twice": "twice",
+               "start/end": "indptr"}[expected]
+        assert key in message
