@@ -1,0 +1,49 @@
+"""The target table of the benchmark report counts what the suite's targets say."""
+import os
+import sys
+
+# The repository root holds the benchmarks package; appended, as in test_peer_mapping.py.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)
+
+from benchmarks import report  # noqa: E402
+
+
+def case(problem, times, alpha=1e-4):
+    return {"dataset": "d", "problem": problem, "alpha": alpha,
+            "solvers": {s: {"time_to": {"0.01": t, "0.0001": t, "1e-06": t}}
+                        for s, t in times.items()}}
+
+
+def rows(text):
+    return [line.split(" | ") for line in text.splitlines() if line.startswith("| d |")]
+
+
+def test_only_liblinear_snapml_lightning_set_the_target():
+    # scikit-learn's solver is faster than fastdual but not a target peer
+    text = report.target_table([case("hinge", {"fastdual": 0.010, "sklearn-LinearSVC": 0.005,
+                                               "liblinear-dual": 0.012, "snapml": 0.011})])
+    (row,) = rows(text)
+    assert row[3] == "snapml" and row[-1].startswith("yes")
+    assert "Met in 1 of 1 cases." in text
+
+
+def test_a_slower_fastdual_misses_and_unreached_targets_are_handled():
+    cases = [case("ridge", {"fastdual": 0.02, "lightning-SDCA": 0.019}),
+             case("logistic", {"fastdual": None, "snapml": 0.01}),
+             case("smooth_hinge", {"fastdual": 0.01, "tick-SVRG": 0.001}),
+             case("hinge", {"fastdual": 0.01}, alpha=1e-6)]        # other alpha: not counted
+    text = report.target_table(cases)
+    verdicts = [r[-1].strip(" |") for r in rows(text)]
+    assert verdicts == ["no", "no", "yes"]
+    assert "Met in 1 of 3 cases." in text
+
+
+def test_elastic_net_target_is_tick_or_a_third_of_saga():
+    met = report.target_table([case("enet_logistic", {"fastdual": 0.030, "tick-SVRG": 0.2,
+                                                      "sklearn-saga": 0.12})])
+    assert rows(met)[0][3] == "sklearn-saga / 3" and "Met in 1 of 1" in met
+    missed = report.target_table([case("enet_logistic", {"fastdual": 0.05, "tick-SVRG": 0.2,
+                                                         "sklearn-saga": 0.12})])
+    assert "Met in 0 of 1" in missed
