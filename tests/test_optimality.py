@@ -115,7 +115,7 @@ def qp_reference(X, y, loss, alpha, epsilon=0.0):
             {"type": "ineq", "fun": lambda v: v[d:], "jac": lambda v: np.hstack([np.zeros((n, d)), np.eye(n)])}]
     v0 = np.concatenate([np.zeros(d), np.abs(y) + 1])
     res = minimize(objective, v0, jac=gradient, constraints=cons, method="SLSQP",
-                   options={"maxiter": 2000, "ftol": 1e-14})
+                   options={"maxiter": 2000, "ftol": 1e-12})
     assert res.success, res.message
     return res.x[:d]
 
