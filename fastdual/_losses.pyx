@@ -101,6 +101,8 @@ cdef class Hinge(Loss):
     def __cinit__(self):
         self.gamma = 0.0
         self.has_box = True
+        self.family = BOX_QUADRATIC
+        self.upper = 1.0
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -119,10 +121,10 @@ cdef class Hinge(Loss):
         return y if y * z < 1.0 else 0.0
 
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        return y * _linear_step(1.0 - y * z, a * y, q, 0.0, 1.0)
+        return box_quadratic_step(y, z, a, q, 0.0, 1.0)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return y - z
+        return box_quadratic_slope(y, z, a, 0.0)
 
 
 cdef class SmoothHinge(Loss):
@@ -133,6 +135,8 @@ cdef class SmoothHinge(Loss):
             raise ValueError(f"gamma must be > 0 for smooth_hinge, got {gamma!r}")
         self.gamma = gamma
         self.has_box = True
+        self.family = BOX_QUADRATIC
+        self.upper = 1.0
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -155,11 +159,10 @@ cdef class SmoothHinge(Loss):
         return y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
 
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        cdef double beta = a * y
-        return y * _clip(beta + (1.0 - y * z - self.gamma * beta) / (q + self.gamma), 0.0, 1.0)
+        return box_quadratic_step(y, z, a, q, self.gamma, 1.0)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return y * (1.0 - self.gamma * a * y) - z
+        return box_quadratic_slope(y, z, a, self.gamma)
 
 
 cdef class SquaredHinge(Loss):
@@ -168,6 +171,8 @@ cdef class SquaredHinge(Loss):
     def __cinit__(self):
         self.gamma = 0.5
         self.has_box = True
+        self.family = BOX_QUADRATIC
+        self.upper = INFINITY
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
@@ -188,12 +193,10 @@ cdef class SquaredHinge(Loss):
         return 2.0 * y * r if r > 0.0 else 0.0
 
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        cdef double beta = a * y
-        beta = beta + (1.0 - y * z - 0.5 * beta) / (q + 0.5)
-        return y * beta if beta > 0.0 else 0.0
+        return box_quadratic_step(y, z, a, q, 0.5, INFINITY)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return y * (1.0 - 0.5 * a * y) - z
+        return box_quadratic_slope(y, z, a, 0.5)
 
 
 cdef inline double _sigmoid(double t) noexcept nogil:
@@ -297,6 +300,7 @@ cdef class Squared(Loss):
 
     def __cinit__(self):
         self.gamma = 1.0
+        self.family = QUADRATIC
 
     cdef double value(self, double y, double z) noexcept nogil:
         return 0.5 * (z - y) * (z - y)
@@ -311,7 +315,7 @@ cdef class Squared(Loss):
         return y - z
 
     cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        return a + (y - z - a) / (1.0 + q)
+        return quadratic_step(y, z, a, q)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
         return y - a - z

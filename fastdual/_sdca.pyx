@@ -30,7 +30,7 @@ from cython cimport floating
 from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-from fastdual._losses cimport Loss
+from fastdual._losses cimport Loss, step_of, slope_of
 from fastdual._random cimport RandomState, rng_below, rng_shuffle
 from fastdual._rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
@@ -106,7 +106,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             q = c * sq_norms[i] * inv_l2n
             a_old = alpha[i]
             if option == OPTION_I:
-                a_new = loss.sdca_step(y[i], z, a_old, q)
+                a_new = step_of(loss, y[i], z, a_old, q)
             else:
                 u = loss.dual_from_margin(y[i], z)
                 du = u - a_old
@@ -120,7 +120,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     a_new = a_old + s * du
             delta = a_new - a_old
             if shrinking:
-                slope = c * fabs(loss.dual_slope(y[i], z, a_old))
+                slope = c * fabs(slope_of(loss, y[i], z, a_old))
                 if delta == 0.0:
                     if slope > shrink_threshold:
                         # On a bound and pushed outward: out of the active set. The last active
