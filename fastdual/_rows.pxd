@@ -104,7 +104,7 @@ cdef inline void prefetch_row(const floating* data, const int* indices, const in
 
     Kernels visit rows in random order, so on short rows the cost of an epoch is the latency of
     fetching each row, not the arithmetic; prefetching a few rows ahead hides most of it. indptr[i]
-    must already be cached (prefetch_row_pointer a few steps earlier)."""
+    must already be cached (its pointer prefetched a few steps earlier)."""
     cdef Py_ssize_t start = indptr[i] if indptr != NULL else i * n_features
     prefetch(data + start)
     if indices != NULL:
