@@ -41,10 +41,10 @@ cdef enum:
     OPTION_I = 1
     OPTION_IV = 4
     # How many steps ahead the permutation's rows are prefetched: the row pointers PREFETCH_FAR
-    # steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on epochs of a9a, mushrooms
-    # and news20: 3 rows ahead is enough on short rows and no worse on long ones than 6 (8-12 % slower on
-    # 14-20 nonzeros per row); prefetching the per-sample values (alpha, y, weights, norms, whose
-    # arrays stay in cache) or the ends of rows cost more than it saved.
+    # steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on epochs of a9a,
+    # mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows of 14-20
+    # nonzeros, no better on longer ones); prefetching the per-sample values (alpha, y, weights,
+    # norms: arrays that stay in cache) or the ends of rows cost more than it saved.
     PREFETCH_FAR = 16
     PREFETCH_NEAR = 3
 
