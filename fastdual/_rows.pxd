@@ -105,7 +105,15 @@ cdef inline void prefetch_row(const floating* data, const int* indices, const in
     Kernels visit rows in random order, so on short rows the cost of an epoch is the latency of
     fetching each row, not the arithmetic; prefetching a few rows ahead hides most of it. indptr[i]
     must already be cached (its pointer prefetched a few steps earlier)."""
-    cdef Py_ssize_t start = indptr[i] if indptr != NULL else i * n_features
-    prefetch(data + start)
-    if indices != NULL:
+    cdef Py_ssize_t start, k
+    if indptr != NULL:
+        start = indptr[i]
+        prefetch(data + start)
         prefetch(indices + start)
+    else:
+        # A dense row spans n_features values: ask for every cache line of it.
+        start = i * n_features
+        k = 0
+        while k < n_features:
+            prefetch(data + start + k)
+            k += 64 // sizeof(floating)
