@@ -123,8 +123,8 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
 
 def floor(X, repeats):
     rng = np.random.default_rng(0)
-    w = rng.standard_normal(X.shape[1])
-    a = rng.standard_normal(X.shape[0])
+    w = rng.standard_normal(X.shape[1]).astype(X.dtype)    # same dtype: no upcast copy of X
+    a = rng.standard_normal(X.shape[0]).astype(X.dtype)
     return min_time(lambda: X @ w, repeats) + min_time(lambda: X.T @ a, repeats)
 
 
