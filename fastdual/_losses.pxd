@@ -5,7 +5,7 @@
 # For binary losses y is +1 or -1 and beta = a * y is the usual box-constrained dual (e.g. [0, 1]).
 
 # Closed-form families the kernels inline (step_of / slope_of below) instead of calling the
-# virtual method: on short rows a call per step costs 10-15 % of an epoch.
+# virtual method: on short rows that saves 5-12 % of an epoch.
 cdef enum:
     GENERIC = 0
     # -phi*(-a) = beta - gamma/2 beta^2 on beta = a y in [0, upper], y = +-1: hinge (gamma = 0,
@@ -108,6 +108,4 @@ cdef inline double slope_of(Loss loss, double y, double z, double a) noexcept no
     """loss.dual_slope(y, z, a), with the closed-form families inlined."""
     if loss.family == BOX_QUADRATIC:
         return box_quadratic_slope(y, z, a, loss.gamma)
-    if loss.family == QUADRATIC:
-        return y - a - z
     return loss.dual_slope(y, z, a)

@@ -35,6 +35,14 @@ def domain(name, y):
     return lo, hi
 
 
+def point_in_domain(name, which, t, width):
+    """A target of the loss and a dual point t of the way across its domain (capped at width)."""
+    y = targets(name)[which % len(targets(name))]
+    lo, hi = domain(name, y)
+    hi = min(hi, lo + width) if hi - lo > width else hi
+    return y, lo + t * (hi - lo)
+
+
 def conjugate_by_minimisation(name, y, a):
     """-phi*(-a) = inf_z phi(y, z) + a z, computed numerically (the definition)."""
     f = lambda z: float(np_loss(name, y, z, **PARAMS.get(name, {}))) + a * z
@@ -92,10 +100,7 @@ def test_conjugate_is_minus_infinity_outside_the_domain(name):
 def test_fenchel_young(z, t, name, which):
     """phi(z) + phi*(-a) + a z >= 0 on the domain, with equality at a = -phi'(z)."""
     loss = loss_object(name)
-    y = targets(name)[which % len(targets(name))]
-    lo, hi = domain(name, y)
-    hi = min(hi, lo + 10) if hi - lo > 10 else hi
-    a = lo + t * (hi - lo)
+    y, a = point_in_domain(name, which, t, 10)
     slack = loss.values(y, z)[0] - loss.dual_values(y, a)[0] + a * z
     assert slack >= -1e-12
     u = loss.duals_from_margins(y, z)[0]
@@ -127,10 +132,7 @@ def brute_force_step(name, y, z, a, q):
        q=st.floats(0.05, 20), which=st.integers(0, 2))
 def test_sdca_step_is_the_exact_maximiser(name, z, t, q, which):
     loss = loss_object(name)
-    y = targets(name)[which % len(targets(name))]
-    lo, hi = domain(name, y)
-    hi = min(hi, lo + 5) if hi - lo > 5 else hi
-    a = lo + t * (hi - lo)
+    y, a = point_in_domain(name, which, t, 5)
     step = loss.step(y, z, a, q)
     expected, negative = brute_force_step(name, y, z, a, q)
     assert np.isfinite(loss.dual_values(y, step)[0])
@@ -181,10 +183,7 @@ def test_every_loss_is_registered_with_its_task():
        which=st.integers(0, 2))
 def test_dual_slope_is_the_derivative_of_the_coordinate_objective(name, z, t, which):
     loss = loss_object(name)
-    y = targets(name)[which % len(targets(name))]
-    lo, hi = domain(name, y)
-    hi = min(hi, lo + 5) if hi - lo > 5 else hi
-    a = lo + t * (hi - lo)
+    y, a = point_in_domain(name, which, t, 5)
     if name == "epsilon_insensitive" and abs(a) < 1e-3:
         return                                  # the kink at 0
     h = 1e-6
