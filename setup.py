@@ -1,4 +1,5 @@
-"""Build script: compiles every Cython module in fastdual/ with the kernels' directives."""
+"""Build script: compiles every Cython module under fastdual/ (every subpackage) with the
+kernels' directives. No file lists: a new .pyx anywhere in the package is built."""
 import glob
 import os
 
@@ -18,8 +19,8 @@ COMPILER_DIRECTIVES = {
 
 def extensions():
     modules = []
-    for path in sorted(glob.glob(os.path.join("fastdual", "*.pyx"))):
-        name = "fastdual." + os.path.splitext(os.path.basename(path))[0]
+    for path in sorted(glob.glob(os.path.join("fastdual", "**", "*.pyx"), recursive=True)):
+        name = os.path.splitext(path)[0].replace(os.sep, ".")
         modules.append(
             Extension(
                 name,

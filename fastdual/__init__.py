@@ -5,7 +5,7 @@
     model.predict(X_test); model.gap_; model.history_
 """
 try:
-    from fastdual import _sdca  # noqa: F401  (the compiled kernels)
+    from fastdual._core import gap as _compiled  # noqa: F401  (the compiled kernels)
 except ImportError as exc:  # pragma: no cover - depends on how the package was obtained
     import os as _os
     raise ImportError(
@@ -13,14 +13,13 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
         f"({exc}). If this is a source checkout, install it with `pip install .` and run from "
         "another directory (or build in place: `python setup.py build_ext --inplace`).") from exc
 
-from fastdual._driver import ConvergenceWarning
-from fastdual._train import Certificate, duality_gap, train
+from fastdual._api import Certificate, duality_gap, train
+from fastdual._loop import ConvergenceWarning, TrainingInterrupted
+from fastdual._version import __version__
 from fastdual.losses import LOSSES
 from fastdual.model import Model, load
 from fastdual.solvers import SOLVERS
 from fastdual import projection
 
-__version__ = "0.1.0"
-
 __all__ = ["train", "duality_gap", "load", "Model", "Certificate", "ConvergenceWarning",
-           "LOSSES", "SOLVERS", "projection", "__version__"]
+           "TrainingInterrupted", "LOSSES", "SOLVERS", "projection", "__version__"]

@@ -8,15 +8,21 @@ Parametrisations, mapped here once (docs/math.md):
 Sample weights are normalised to mean 1, so that with either parametrisation an integer weight k
 is the same as repeating the row k times. With neither alpha nor C given, C = 1 (LIBLINEAR's default).
 The intercept is LIBLINEAR's -B: a constant feature of value intercept_scaling, regularised.
+Pure l1 (l2 = 0) is certified as such; solvers that need strong convexity add a helper l2 of
+their own (fastdual.solvers.sdca), never part of the Problem.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastdual import _gap, _rows
+from fastdual._core import gap as _gap, rows as _rows
 from fastdual._validation import (check_fraction, check_matrix, check_positive,
                                   check_sample_weight, check_targets)
 from fastdual.losses import make_loss
+
+# The strengths the kernels' arithmetic (1 / (l2 n), steps of size ||x||^2 / (l2 n)) handles
+# without overflow or underflow for data of any sensible scale.
+ALPHA_RANGE = (1e-100, 1e100)
 
 
 @dataclass
@@ -26,17 +32,17 @@ class Problem:
     sample_weight: np.ndarray # normalised to mean 1
     classes: object           # ndarray of the two labels, or None for regression
     loss_name: str
-    loss: object              # a _losses.Loss
+    loss: object              # a fastdual._core.losses.Loss
     loss_params: dict
     task: str
     alpha: float
     l1_ratio: float
-    l2: float                 # the l2 strength the kernels use (l2 + l2_added)
+    l2: float                 # the l2 strength of the objective (0 for pure l1)
     l1: float
-    l2_added: float           # > 0 only for pure l1 (seed 000 Sec. 3.1)
     bias: float               # value of the intercept feature, 0 without intercept
     fit_intercept: bool
     intercept_scaling: float
+    _squared_norms: np.ndarray = field(default=None, repr=False)
 
     @property
     def n_samples(self):
@@ -47,62 +53,80 @@ class Problem:
         return self.X.n_features
 
     def squared_norms(self):
-        data, indices, indptr = self.X.kernel_args
-        norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples, self.n_features,
-                                        self.bias)
-        if not np.isfinite(norms).all():
-            raise ValueError("X has values so large that squared row norms overflow float64; "
-                             "rescale X (e.g. rows to unit norm)")
-        return norms
+        """||x_i||^2 + bias^2 for every row (computed once)."""
+        if self._squared_norms is None:
+            data, indices, indptr = self.X.kernel_args
+            norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples,
+                                            self.n_features, self.bias)
+            if not np.isfinite(norms).all():
+                raise ValueError("X has values so large that squared row norms overflow float64; "
+                                 "rescale X (e.g. rows to unit norm)")
+            self._squared_norms = norms
+        return self._squared_norms
 
-    def primal_dual(self, w, alpha, v_out=None, l2=None):
-        """(primal, dual) by the one shared certificate function; v(alpha) written to v_out."""
+    def primal_dual(self, w, duals, l2=None, v_out=None):
+        """(primal, dual) by the one shared certificate function, for the objective's l2 or,
+        for a solver's working problem, another l2; v(duals) is written to v_out if given."""
         if v_out is None:
             v_out = np.empty(self.n_features + 1)
         data, indices, indptr = self.X.kernel_args
         return _gap.primal_dual(data, indices, indptr, self.n_samples, self.n_features, self.bias,
-                                self.y, self.sample_weight, w, alpha,
-                                self.certified_l2 if l2 is None else l2, self.l1, self.loss, v_out)
+                                self.y, self.sample_weight, w, duals,
+                                self.l2 if l2 is None else l2, self.l1, self.loss, v_out)
 
-    @property
-    def certified_l2(self):
-        """The l2 strength of the problem the user asked for (without the pure-l1 helper term)."""
-        return self.l2 - self.l2_added
+    def duals_from_margins(self, w):
+        """The feasible dual point -phi'(x_i . w) of a primal point (intercept feature last)."""
+        margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
+        return self.loss.duals_from_margins(self.y, margins)
+
+    def scaling_advice(self):
+        """A sentence on the data's scale when it is what slows the solvers down, else ''."""
+        norms = np.sqrt(self.squared_norms())
+        nonzero = norms[norms > 0]
+        if nonzero.size == 0:
+            return ""
+        lo, median, hi = np.min(nonzero), np.median(nonzero), np.max(nonzero)
+        conditioning = hi * hi / (self.alpha * self.n_samples)
+        if hi <= 100 * lo and conditioning <= 1e4:
+            return ""
+        return (f"The data look unscaled: row norms ||x_i|| range from {lo:.3g} to {hi:.3g} "
+                f"(median {median:.3g}) and max ||x_i||^2 / (alpha n) = {conditioning:.3g}; "
+                "standardizing the features (e.g. scikit-learn's StandardScaler) or normalizing "
+                "the rows usually helps far more than more epochs.")
 
 
 def map_strength(alpha, C, l1_ratio, total_weight):
     """(alpha, l1_ratio) from the user's alpha or C (exactly one may be given; neither = C 1)."""
     if alpha is not None and C is not None:
         raise ValueError("give either alpha or C, not both")
+    lo, hi = ALPHA_RANGE
     if alpha is None:
-        C = 1.0 if C is None else check_positive("C", C)
-        alpha = 1.0 / (C * total_weight)
+        given = C is not None
+        C = check_positive("C", C) if given else 1.0
+        alpha = 1.0 / (C * total_weight) if C * total_weight > 0 else np.inf
+        if not lo <= alpha <= hi:
+            raise ValueError(
+                f"C={C!r} gives alpha = 1 / (C * sum of sample weights) = {alpha:.3g}, outside "
+                f"the range fastdual trains in, [{lo:g}, {hi:g}]: C must be in "
+                f"[{1 / (hi * total_weight):.3g}, {1 / (lo * total_weight):.3g}] here")
     else:
         alpha = check_positive("alpha", alpha)
+        if not lo <= alpha <= hi:
+            raise ValueError(f"alpha must be in [{lo:g}, {hi:g}], got {alpha!r}")
     return alpha, check_fraction("l1_ratio", l1_ratio)
 
 
 def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_scaling,
-                  sample_weight, tol, loss_params):
+                  sample_weight, loss_params):
     spec, loss_obj, params = make_loss(loss, loss_params)
     matrix = check_matrix(X)
     targets, classes = check_targets(y, matrix.n_samples, spec.task, spec.name)
-    raw_weight_sum = (float(np.sum(sample_weight, dtype=np.float64))
-                      if sample_weight is not None else float(matrix.n_samples))
-    weights = check_sample_weight(sample_weight, matrix.n_samples)
-    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, raw_weight_sum)
+    weights, total_weight = check_sample_weight(sample_weight, matrix.n_samples)
+    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, total_weight)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise TypeError(f"fit_intercept must be True or False, got {fit_intercept!r}")
     intercept_scaling = check_positive("intercept_scaling", intercept_scaling)
     bias = intercept_scaling if fit_intercept else 0.0
-    l2 = alpha * (1.0 - l1_ratio)
-    l1 = alpha * l1_ratio
-    l2_added = 0.0
-    if l2 == 0.0:
-        # Pure l1 (seed 000 Sec. 3.1): SDCA needs a strongly convex g, so the kernels solve the
-        # problem with an added lambda/2 ||w||^2. The solver lowers lambda from this start value by
-        # continuation (solvers.run_sdca); the certificate is always that of the pure-l1 problem.
-        l2_added = l1
-        l2 = l2_added
     return Problem(matrix, targets, weights, classes, spec.name, loss_obj, params, spec.task,
-                   alpha, l1_ratio, l2, l1, l2_added, bias, bool(fit_intercept), intercept_scaling)
+                   alpha, l1_ratio, alpha * (1.0 - l1_ratio), alpha * l1_ratio, bias,
+                   bool(fit_intercept), intercept_scaling)

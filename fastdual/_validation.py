@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from fastdual import _rows
+from fastdual._core import rows as _rows
 
 _INT32_MAX = np.iinfo(np.int32).max
 _EMPTY_INT32 = np.empty(0, dtype=np.int32)
@@ -17,7 +17,7 @@ _EMPTY_INT32 = np.empty(0, dtype=np.int32)
 
 @dataclass
 class Matrix:
-    """X in the row-access layout of _rows.pxd (see there); `data` keeps X's float dtype."""
+    """X in the row-access layout of _core/rows.pxd (see there); `data` keeps X's float dtype."""
     data: np.ndarray
     indices: np.ndarray
     indptr: np.ndarray
@@ -151,9 +151,10 @@ def check_targets(y, n_samples, task, loss_name):
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """Weights normalised to mean 1 (a new array), so that an integer weight k is exactly k copies."""
+    """(weights normalised to mean 1 (a new array), their sum): an integer weight k is exactly k
+    copies, and C's convention multiplies by the sum."""
     if sample_weight is None:
-        return np.ones(n_samples, dtype=np.float64)
+        return np.ones(n_samples, dtype=np.float64), float(n_samples)
     arr = np.asarray(sample_weight)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"sample_weight must be numeric, got dtype {arr.dtype}")
@@ -171,7 +172,7 @@ def check_sample_weight(sample_weight, n_samples):
     total = arr.sum()
     if not total > 0:
         raise ValueError("sample_weight must have a positive sum")
-    return arr * (n_samples / total)
+    return arr * (n_samples / total), float(total)
 
 
 def check_positive(name, value, allow_zero=False, allow_none=False):

@@ -1,10 +1,10 @@
 """Loss names -> Cython loss objects, their task and their parameters.
 
-Adding a loss = one class in _losses.pyx + one row here + its property tests.
+Adding a loss = one class in _core/losses.pyx + one row here + its property tests.
 """
 from dataclasses import dataclass, field
 
-from fastdual import _losses
+from fastdual._core import losses as _losses
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def make_loss(name, loss_params):
     unknown = sorted(set(loss_params) - set(spec.params))
     if unknown:
         accepted = sorted(spec.params) or "none"
-        raise TypeError(f"unknown parameter(s) {unknown} for loss={name!r}; it accepts: {accepted}")
+        raise ValueError(f"unknown parameter(s) {unknown} for loss={name!r}; it accepts: {accepted}")
     params = {**spec.params, **loss_params}
     for key, value in params.items():
         try:

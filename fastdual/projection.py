@@ -7,14 +7,14 @@
 
 Both are deterministic O(n) (median selection over the kinks of a monotone one-dimensional
 function, seed 004 Algorithm 8), run without the GIL and never modify their inputs (unless an input
-is also passed as ``out``).  This module validates and broadcasts; the work is in ``_projection.pyx``.
+is also passed as ``out``).  This module validates and broadcasts; the work is in ``_core/projection.pyx``.
 """
 import numbers
 
 import numpy as np
 
-from . import _projection
-from ._projection import Status
+from fastdual._core import projection as _projection
+from fastdual._core.projection import Status
 
 __all__ = ["project_box_hyperplane", "project_elastic_net_ball"]
 

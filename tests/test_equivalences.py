@@ -129,24 +129,6 @@ def test_warm_start_from_a_converged_model_needs_one_epoch():
     assert warm2.history_[0]["gap"] < cold.history_[0]["gap"]
 
 
-def test_ctrl_c_returns_the_best_model_so_far():
-    X, y = binary_problem(n=80, d=5, seed=14)
-
-    def interrupt(info):
-        if info["epoch"] == 3:
-            raise KeyboardInterrupt
-
-    with pytest.warns(fastdual.ConvergenceWarning, match="interrupted"):
-        model = fastdual.train(X, y, alpha=1e-4, tol=1e-12, callback=interrupt, random_state=0,
-                               check_every=1)
-    assert not model.converged_ and model.n_epochs_ == 3
-    reference = fastdual.train(X, y, alpha=1e-4, tol=0.0, max_epochs=3, random_state=0,
-                               check_every=1)
-    best = min(reference.history_, key=lambda h: h["gap"])
-    assert model.gap_ == pytest.approx(best["gap"])
-    assert model.primal_ == pytest.approx(best["primal"])
-
-
 def test_callback_sees_every_check_and_can_stop():
     X, y = binary_problem(n=50, d=4, seed=15)
     seen = []
@@ -233,13 +215,13 @@ def test_shrinking_reaches_the_same_optimum(loss):
 
 def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
     """One epoch with a zero threshold: every sample whose step cannot move leaves the set."""
-    from fastdual import _sdca
+    from fastdual.solvers import _sdca
     from fastdual._problem import build_problem
     X, y = binary_problem(n=200, d=5, seed=20, noise=0.0)
     p = build_problem(X, y, loss="hinge", alpha=1e-2, C=None, l1_ratio=0.0, fit_intercept=False,
-                      intercept_scaling=1.0, sample_weight=None, tol=1e-4, loss_params={})
+                      intercept_scaling=1.0, sample_weight=None, loss_params={})
     n, d = X.shape
-    alpha, v = np.zeros(n), np.zeros(d + 1)
+    duals_, v = np.zeros(n), np.zeros(d + 1)
     order = np.arange(n, dtype=np.intp)
     state = np.random.SeedSequence(0).generate_state(4, dtype=np.uint64)
     sq = p.squared_norms()
@@ -248,15 +230,15 @@ def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
     duals = []
     for epoch in range(6):
         _, n_active = _sdca.sdca_epoch(data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq,
-                                       alpha, v, v, p.loss, p.l2, 0.0, 1, 0.0, False, order, state,
+                                       duals_, v, v, p.loss, p.l2, 0.0, 1, 0.0, False, order, state,
                                        n_active, 0.0 if epoch else np.inf)
-        duals.append(p.primal_dual(v, alpha)[1])
+        duals.append(p.primal_dual(v, duals_)[1])
         assert sorted(order) == list(range(n))                  # still a permutation
     assert 0 < n_active < n
     # Shrunk samples sit on a bound of beta = alpha y in [0, 1], pushed outward when they left:
     # beta = 0 with margin > 1 or beta = 1 with margin < 1 (w has moved a little since).
     shrunk = order[n_active:]
-    beta = alpha[shrunk] * p.y[shrunk]
+    beta = duals_[shrunk] * p.y[shrunk]
     margins = p.y[shrunk] * (X[shrunk] @ v[:d])
     assert np.all((beta == 0.0) | (beta == 1.0))
     outward = np.where(beta == 0.0, margins > 1.0, margins < 1.0)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastdual import _projection
+from fastdual._core import projection as _projection
 from fastdual.projection import project_box_hyperplane, project_elastic_net_ball
 
 SETTINGS = settings(max_examples=150, deadline=None,

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import fastdual
-from fastdual import _rows
+from fastdual._core import rows as _rows
 from conftest import binary_problem, regression_problem
 
 
@@ -85,7 +85,9 @@ def test_strengths_and_parameters(data):
         fastdual.train(X, y, loss="smooth_hinge", gamma=0.0)
     with pytest.raises(ValueError, match="epsilon must be >= 0"):
         fastdual.train(X, np.linspace(0, 1, 30), loss="epsilon_insensitive", epsilon=-0.1)
-    with pytest.raises(TypeError, match=r"unknown parameter\(s\) \['gamma'\] for loss='hinge'"):
+    with pytest.raises(ValueError, match=r"unknown argument\(s\) \['gamma'\]: solver='sdca' has "
+                                         r"the options \['output', 'sampling', 'sdca_option', "
+                                         r"'shrinking'\], and loss='hinge' has the parameters none"):
         fastdual.train(X, y, loss="hinge", gamma=2.0)
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         fastdual.train(X, y, sample_weight=-np.ones(30))

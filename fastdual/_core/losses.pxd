@@ -5,7 +5,10 @@
 # For binary losses y is +1 or -1 and beta = a * y is the usual box-constrained dual (e.g. [0, 1]).
 
 # Closed-form families the kernels inline (step_of / slope_of below) instead of calling the
-# virtual method: on short rows that saves 5-12 % of an epoch.
+# virtual method: on short rows that saves 5-12 % of an epoch. The loss classes of a family
+# implement their virtual methods with the same inline functions and the same fields (gamma,
+# upper), and the Python face (`step`, `slope`) goes through step_of / slope_of: the tests run
+# exactly the code path of the kernels.
 cdef enum:
     GENERIC = 0
     # -phi*(-a) = beta - gamma/2 beta^2 on beta = a y in [0, upper], y = +-1: hinge (gamma = 0,
@@ -31,23 +34,32 @@ cdef class Loss:
     cdef double dual_value(self, double y, double a) noexcept nogil
     # a = -phi'(y, z), a feasible dual point built from a margin.
     cdef double dual_from_margin(self, double y, double z) noexcept nogil
-    # SDCA Option I: argmax_{a'} -phi*(-a') - z (a' - a) - q/2 (a' - a)^2, returned as a'.
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil
+    # The proximal step of the conjugate: argmax_{a'} -phi*(-a') - z (a' - a) - q/2 (a' - a)^2,
+    # returned as a'. It is SDCA's Option I step (seed 000) with curvature q = c ||x||^2/(l2 n),
+    # and SPDC's dual step (seed 002 eq. 8, beta = -a') with q = 1/sigma.
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil
+    # The domain of -phi*(-a) is the interval [dual_lower(y), dual_upper(y)] (possibly infinite).
+    cdef double dual_lower(self, double y) noexcept nogil
+    cdef double dual_upper(self, double y) noexcept nogil
     # d/da [-phi*(-a) - z a] at a (one-sided, from inside the domain, at a bound): the slope of the
     # SDCA coordinate objective; zero at the coordinate's optimum unless a sits on a bound.
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil
     cdef _elementwise(self, int which, first, second)
 
 
-cdef class Hinge(Loss):
+cdef class BoxQuadratic(Loss):
     pass
 
 
-cdef class SquaredHinge(Loss):
+cdef class Hinge(BoxQuadratic):
     pass
 
 
-cdef class SmoothHinge(Loss):
+cdef class SquaredHinge(BoxQuadratic):
+    pass
+
+
+cdef class SmoothHinge(BoxQuadratic):
     pass
 
 
@@ -96,12 +108,12 @@ cdef inline double quadratic_step(double y, double z, double a, double q) noexce
 
 
 cdef inline double step_of(Loss loss, double y, double z, double a, double q) noexcept nogil:
-    """loss.sdca_step(y, z, a, q), with the closed-form families inlined."""
+    """loss.conjugate_prox(y, z, a, q), with the closed-form families inlined."""
     if loss.family == BOX_QUADRATIC:
         return box_quadratic_step(y, z, a, q, loss.gamma, loss.upper)
     if loss.family == QUADRATIC:
         return quadratic_step(y, z, a, q)
-    return loss.sdca_step(y, z, a, q)
+    return loss.conjugate_prox(y, z, a, q)
 
 
 cdef inline double slope_of(Loss loss, double y, double z, double a) noexcept nogil:

@@ -1,6 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The one certificate: primal P(w), dual D(alpha) and hence the duality gap, for every solver.
 
+(alpha here is the vector of duals, as in seed 000; in code it is `duals`, since `alpha` is the
+regularization strength in the API.)
+
     P(w)     = (1/n) sum_i c_i phi(y_i, x_i . w) + l2/2 ||w||^2 + l1 ||w||_1
     v(alpha) = 1/(l2 n) sum_i c_i alpha_i x_i
     D(alpha) = (1/n) sum_i c_i (-phi*(-alpha_i)) - l2 g*(v(alpha)),
@@ -23,8 +26,8 @@ import numpy as np
 from cython cimport floating
 from libc.math cimport fabs
 
-from fastdual._losses cimport Loss
-from fastdual._rows cimport row_range, row_dot, row_axpy
+from fastdual._core.losses cimport Loss
+from fastdual._core.rows cimport row_range, row_dot, row_axpy
 
 
 cdef double _feasible_dual_sum(const double* v, Py_ssize_t m, double l1, Loss loss,
@@ -47,11 +50,12 @@ cdef double _feasible_dual_sum(const double* v, Py_ssize_t m, double l1, Loss lo
 def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,
-                const double[::1] w, const double[::1] alpha,
+                const double[::1] w, const double[::1] duals,
                 double l2, double l1, Loss loss, double[::1] v_out):
-    """Return (primal, dual) and write v(alpha) into v_out (length n_features + 1).
+    """Return (primal, dual) for w and the duals, and write v(duals) into v_out (length
+    n_features + 1).
 
-    With l2 = 0, v_out receives (1/n) X^T (c alpha) and the dual is the better of the scaled
+    With l2 = 0, v_out receives (1/n) X^T (c duals) and the dual is the better of the scaled
     alpha and the scaled margin duals (module docstring). Samples of weight 0 are skipped.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
@@ -74,8 +78,8 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
             row_range(ptr, i, n_features, &start, &end)
             z = row_dot(x, ind, start, end, &w[0]) + bias * w[n_features]
             loss_sum += c * loss.value(y[i], z)
-            conj_sum += c * loss.dual_value(y[i], alpha[i])
-            scale = c * alpha[i] * inv_l2n
+            conj_sum += c * loss.dual_value(y[i], duals[i])
+            scale = c * duals[i] * inv_l2n
             if scale != 0.0:
                 row_axpy(x, ind, start, end, scale, &v_out[0])
                 v_out[n_features] += scale * bias
@@ -97,7 +101,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                     g_conj += 0.5 * excess * excess
         else:
             conj_sum = _feasible_dual_sum(&v_out[0], n_features + 1, l1, loss, y,
-                                          sample_weight, alpha, n_samples)
+                                          sample_weight, duals, n_samples)
             margin_conj_sum = _feasible_dual_sum(&v_margin[0], n_features + 1, l1, loss, y,
                                                  sample_weight, margin_duals, n_samples)
             if margin_conj_sum > conj_sum:

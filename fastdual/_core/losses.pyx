@@ -1,10 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Losses behind the interface of _losses.pxd: value, derivative, conjugate and the closed-form
-(or safeguarded Newton) SDCA coordinate step. Derivations: docs/math.md, Sec. "Losses"."""
+"""Losses behind the interface of losses.pxd: value, derivative, conjugate, its domain and the
+closed-form (or safeguarded Newton) proximal step of the conjugate. Derivations: docs/math.md,
+Sec. "Losses"."""
 import numpy as np
 from libc.math cimport exp, log, log1p, fabs, INFINITY, NAN
 
-from fastdual._rows cimport soft_threshold
+from fastdual._core.rows cimport soft_threshold
 
 
 cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
@@ -38,11 +39,17 @@ cdef class Loss:
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
         return NAN
 
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
         return NAN
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
         return NAN
+
+    cdef double dual_lower(self, double y) noexcept nogil:
+        return -INFINITY
+
+    cdef double dual_upper(self, double y) noexcept nogil:
+        return INFINITY
 
     # -- Python face -------------------------------------------------------------------------
     cdef _elementwise(self, int which, first, second):
@@ -58,8 +65,12 @@ cdef class Loss:
                     out[i] = self.derivative(yy[i], xx[i])
                 elif which == 2:
                     out[i] = self.dual_value(yy[i], xx[i])
-                else:
+                elif which == 3:
                     out[i] = self.dual_from_margin(yy[i], xx[i])
+                elif which == 4:
+                    out[i] = self.dual_lower(yy[i])
+                else:
+                    out[i] = self.dual_upper(yy[i])
         return np.asarray(out)
 
     def values(self, y, z):
@@ -78,13 +89,17 @@ cdef class Loss:
         """The feasible dual point a_i = -phi'(y_i, z_i) elementwise."""
         return self._elementwise(3, y, z)
 
+    def dual_bounds(self, y):
+        """(lower, upper): the domain of -phi*(-a) for each target y_i (infinite where open)."""
+        return self._elementwise(4, y, 0.0), self._elementwise(5, y, 0.0)
+
     def step(self, double y, double z, double a, double q):
-        """One SDCA Option I coordinate step, as a Python call (for tests)."""
-        return self.sdca_step(y, z, a, q)
+        """The proximal step of the conjugate (SDCA Option I), through the kernels' own path."""
+        return step_of(self, y, z, a, q)
 
     def slope(self, double y, double z, double a):
-        """d/da [-phi*(-a) - z a], as a Python call (for tests)."""
-        return self.dual_slope(y, z, a)
+        """d/da [-phi*(-a) - z a], through the kernels' own path."""
+        return slope_of(self, y, z, a)
 
 
 def _broadcast2(first, second):
@@ -95,7 +110,33 @@ def _broadcast2(first, second):
     return f, s, np.empty(f.shape[0], dtype=np.float64)
 
 
-cdef class Hinge(Loss):
+cdef class BoxQuadratic(Loss):
+    """The family -phi*(-a) = beta - gamma/2 beta^2 on beta = a y in [0, upper]: every method of
+    the conjugate comes from the two fields gamma and upper, the ones the kernels inline."""
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        cdef double beta = a * y
+        if beta < 0.0 or beta > self.upper:
+            return -INFINITY
+        return beta - 0.5 * self.gamma * beta * beta
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return -self.derivative(y, z)
+
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
+        return box_quadratic_step(y, z, a, q, self.gamma, self.upper)
+
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        return box_quadratic_slope(y, z, a, self.gamma)
+
+    cdef double dual_lower(self, double y) noexcept nogil:
+        return 0.0 if y > 0.0 else -self.upper
+
+    cdef double dual_upper(self, double y) noexcept nogil:
+        return self.upper if y > 0.0 else 0.0
+
+
+cdef class Hinge(BoxQuadratic):
     """phi = max(0, 1 - yz); -phi*(-a) = beta on beta = a y in [0, 1]."""
 
     def __cinit__(self):
@@ -111,28 +152,14 @@ cdef class Hinge(Loss):
     cdef double derivative(self, double y, double z) noexcept nogil:
         return -y if y * z < 1.0 else 0.0
 
-    cdef double dual_value(self, double y, double a) noexcept nogil:
-        cdef double beta = a * y
-        if beta < 0.0 or beta > 1.0:
-            return -INFINITY
-        return beta
 
-    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
-        return y if y * z < 1.0 else 0.0
-
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        return box_quadratic_step(y, z, a, q, 0.0, 1.0)
-
-    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return box_quadratic_slope(y, z, a, 0.0)
-
-
-cdef class SmoothHinge(Loss):
+cdef class SmoothHinge(BoxQuadratic):
     """Hinge smoothed by gamma: quadratic on 1 - gamma < yz < 1; -phi*(-a) = beta - gamma/2 beta^2."""
 
     def __init__(self, double gamma=1.0):
-        if not gamma > 0.0:
-            raise ValueError(f"gamma must be > 0 for smooth_hinge, got {gamma!r}")
+        # Finite: at gamma = inf the loss is 0 where it is quadratic and -inf past it.
+        if not 0.0 < gamma < INFINITY:
+            raise ValueError(f"gamma must be > 0 and finite for smooth_hinge, got {gamma!r}")
         self.gamma = gamma
         self.has_box = True
         self.family = BOX_QUADRATIC
@@ -144,28 +171,13 @@ cdef class SmoothHinge(Loss):
             return 0.0
         if r >= self.gamma:
             return r - 0.5 * self.gamma
-        return 0.5 * r * r / self.gamma
+        return 0.5 * r * (r / self.gamma)
 
     cdef double derivative(self, double y, double z) noexcept nogil:
         return -y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
 
-    cdef double dual_value(self, double y, double a) noexcept nogil:
-        cdef double beta = a * y
-        if beta < 0.0 or beta > 1.0:
-            return -INFINITY
-        return beta - 0.5 * self.gamma * beta * beta
 
-    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
-        return y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
-
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        return box_quadratic_step(y, z, a, q, self.gamma, 1.0)
-
-    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return box_quadratic_slope(y, z, a, self.gamma)
-
-
-cdef class SquaredHinge(Loss):
+cdef class SquaredHinge(BoxQuadratic):
     """phi = max(0, 1 - yz)^2 (2-smooth); -phi*(-a) = beta - beta^2 / 4 on beta >= 0."""
 
     def __cinit__(self):
@@ -181,22 +193,6 @@ cdef class SquaredHinge(Loss):
     cdef double derivative(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
         return -2.0 * y * r if r > 0.0 else 0.0
-
-    cdef double dual_value(self, double y, double a) noexcept nogil:
-        cdef double beta = a * y
-        if beta < 0.0:
-            return -INFINITY
-        return beta - 0.25 * beta * beta
-
-    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
-        cdef double r = 1.0 - y * z
-        return 2.0 * y * r if r > 0.0 else 0.0
-
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
-        return box_quadratic_step(y, z, a, q, 0.5, INFINITY)
-
-    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        return box_quadratic_slope(y, z, a, 0.5)
 
 
 cdef inline double _sigmoid(double t) noexcept nogil:
@@ -236,7 +232,7 @@ cdef class Logistic(Loss):
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
         return y * _sigmoid(-y * z)
 
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
         # Maximise H(b) - u (b - beta) - q/2 (b - beta)^2 over b in [0, 1], u = yz. In the logit
         # t = log(b / (1 - b)) the optimality condition is f(t) = t + u + q (sigmoid(t) - beta) = 0,
         # f increasing with f' = 1 + q s (1 - s) in [1, 1 + q/4], and the root lies in
@@ -294,6 +290,12 @@ cdef class Logistic(Loss):
             return -INFINITY * y
         return y * (log1p(-beta) - log(beta)) - z
 
+    cdef double dual_lower(self, double y) noexcept nogil:
+        return 0.0 if y > 0.0 else -1.0
+
+    cdef double dual_upper(self, double y) noexcept nogil:
+        return 1.0 if y > 0.0 else 0.0
+
 
 cdef class Squared(Loss):
     """phi = (z - y)^2 / 2 (1-smooth); -phi*(-a) = a y - a^2 / 2."""
@@ -314,7 +316,7 @@ cdef class Squared(Loss):
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
         return y - z
 
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
         return quadratic_step(y, z, a, q)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
@@ -342,19 +344,27 @@ cdef class Absolute(Loss):
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
         return -self.derivative(y, z)
 
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
         return _linear_step(y - z, a, q, -1.0, 1.0)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
         return y - z
+
+    cdef double dual_lower(self, double y) noexcept nogil:
+        return -1.0
+
+    cdef double dual_upper(self, double y) noexcept nogil:
+        return 1.0
 
 
 cdef class EpsilonInsensitive(Loss):
     """phi = max(0, |z - y| - epsilon); -phi*(-a) = a y - epsilon |a| on a in [-1, 1]."""
 
     def __init__(self, double epsilon=0.1):
-        if not epsilon >= 0.0:
-            raise ValueError(f"epsilon must be >= 0 for epsilon_insensitive, got {epsilon!r}")
+        # Finite: at epsilon = inf the loss is 0 everywhere and its conjugate inf * 0 at a = 0.
+        if not 0.0 <= epsilon < INFINITY:
+            raise ValueError(f"epsilon must be >= 0 and finite for epsilon_insensitive, "
+                             f"got {epsilon!r}")
         self.epsilon = epsilon
         self.gamma = 0.0
         self.has_box = True
@@ -378,7 +388,7 @@ cdef class EpsilonInsensitive(Loss):
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
         return -self.derivative(y, z)
 
-    cdef double sdca_step(self, double y, double z, double a, double q) noexcept nogil:
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
         # Stationarity of a' y - eps |a'| - z (a' - a) - q/2 (a' - a)^2: a soft threshold at eps/q
         # of the unpenalised maximiser, then the box (exact for a concave function of one variable).
         cdef double r = y - z
@@ -402,3 +412,9 @@ cdef class EpsilonInsensitive(Loss):
         if r < -self.epsilon:
             return r + self.epsilon
         return 0.0
+
+    cdef double dual_lower(self, double y) noexcept nogil:
+        return -1.0
+
+    cdef double dual_upper(self, double y) noexcept nogil:
+        return 1.0

@@ -1,15 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Prox-SDCA epochs (seed 000, Figure 1) over CSR or dense rows.
 
-One call runs one epoch of n coordinate steps and returns to Python, which checks the certificate
-(fastdual._gap), records history and handles callbacks and Ctrl-C between epochs.
+One call runs one epoch of n coordinate steps and returns to Python (fastdual.solvers.sdca, then
+the one training loop of fastdual._loop), which checks the certificate, records history and handles
+callbacks and Ctrl-C between epochs.
 
-State: alpha (n), v = 1/(l2 n) sum_i c_i alpha_i x_i (d + 1, the last entry for the intercept
-feature) and w = grad g*(v) = soft_threshold(v, l1/l2) (seed 000 Sec. 3.1). With l1 = 0, w = v and
-the caller passes the same array for both; the kernel then never writes w.
+State: the duals alpha (n; `duals` in code), v = 1/(l2 n) sum_i c_i alpha_i x_i (d + 1, the last
+entry for the intercept feature) and w = grad g*(v) = soft_threshold(v, l1/l2) (seed 000
+Sec. 3.1). With l1 = 0, w = v and the caller passes the same array for both; the kernel then never
+writes w.
 
 Step for sample i, margin z = x_i . w, q = c_i ||x_i||^2 / (l2 n):
-  Option I:  alpha_i <- argmax_a -phi*(-a) - z (a - alpha_i) - q/2 (a - alpha_i)^2  (Loss.sdca_step);
+  Option I:  alpha_i <- argmax_a -phi*(-a) - z (a - alpha_i) - q/2 (a - alpha_i)^2
+             (Loss.conjugate_prox, through step_of);
              exact coordinate maximisation of D for l2, of the lower bound h(v; dv) of eq. (5) for
              the elastic net, so D never decreases in either case.
   Option IV: alpha_i <- alpha_i + s (u - alpha_i), u = -phi'(z),
@@ -30,9 +33,9 @@ from cython cimport floating
 from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-from fastdual._losses cimport Loss, step_of, slope_of
-from fastdual._random cimport RandomState, rng_below, rng_shuffle
-from fastdual._rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
+from fastdual._core.losses cimport Loss, step_of, slope_of
+from fastdual._core.rng cimport RandomState, rng_below, rng_shuffle
+from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
 
 cnp.import_array()
@@ -43,7 +46,7 @@ cdef enum:
     # How many steps ahead the permutation's rows are prefetched: the row pointers PREFETCH_FAR
     # steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on epochs of a9a,
     # mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows of 14-20
-    # nonzeros, no better on longer ones); prefetching the per-sample values (alpha, y, weights,
+    # nonzeros, no better on longer ones); prefetching the per-sample values (duals, y, weights,
     # norms: arrays that stay in cache) or the ends of rows cost more than it saved.
     PREFETCH_FAR = 16
     PREFETCH_NEAR = 3
@@ -52,11 +55,11 @@ cdef enum:
 def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                const double[::1] y, const double[::1] sample_weight, const double[::1] sq_norms,
-               double[::1] alpha, double[::1] v, double[::1] w,
+               double[::1] duals, double[::1] v, double[::1] w,
                Loss loss, double l2, double l1, int option, double q_max,
                bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                Py_ssize_t n_active, double shrink_threshold):
-    """Run one epoch in place on alpha, v, w, order and rng_state.
+    """Run one epoch in place on duals, v, w, order and rng_state.
 
     Visits the n_active samples of order[0:n_active] in a fresh random order (or n_samples
     uniform draws with replacement, then without shrinking). Returns (max_slope, n_active): the
@@ -104,7 +107,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             row_range(ptr, i, n_features, &start, &end)
             z = row_dot(x, ind, start, end, w_ptr) + bias * w_ptr[n_features]
             q = c * sq_norms[i] * inv_l2n
-            a_old = alpha[i]
+            a_old = duals[i]
             if option == OPTION_I:
                 a_new = step_of(loss, y[i], z, a_old, q)
             else:
@@ -133,7 +136,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     max_slope = slope
             if delta == 0.0:
                 continue
-            alpha[i] = a_new
+            duals[i] = a_new
             scale = c * delta * inv_l2n
             row_axpy(x, ind, start, end, scale, v_ptr)
             v_ptr[n_features] += scale * bias

@@ -1,0 +1,198 @@
+"""The face: fastdual.train and fastdual.duality_gap (validate -> Problem -> driver -> Model)."""
+import numbers
+from collections import namedtuple
+
+import numpy as np
+
+from fastdual import _loop
+from fastdual._problem import build_problem
+from fastdual._validation import check_choice, check_coef, check_int, check_positive, check_seed
+from fastdual.losses import get_loss_spec
+from fastdual.model import Model
+from fastdual.solvers import SOLVERS, get_solver, solver_options
+
+Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
+
+
+def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
+          intercept_scaling=1.0, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
+          random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
+          on_interrupt="raise", **options):
+    """Train a regularised linear model and certify it by its duality gap.
+
+    Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
+    l2 = alpha (1 - l1_ratio), l1 = alpha l1_ratio, or alpha = 1 / (C sum_i c_i) when C is given
+    (LIBLINEAR's convention; C = 1 when neither is given). With fit_intercept, b is LIBLINEAR's -B:
+    the weight of a constant feature of value intercept_scaling, regularised like the others.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix (CSR used as is) or 2-D array (C-contiguous used as is), float32/64.
+    y : labels (any two values) for hinge, squared_hinge, smooth_hinge, logistic; real targets
+        for squared, absolute, epsilon_insensitive.
+    loss : one of fastdual.LOSSES.
+    tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
+    max_epochs : passes over the data.
+    solver : one of fastdual.SOLVERS ("sdca").
+    check_every : when the certificate (one extra pass over the data) is computed: "auto"
+        (default) extrapolates the gap's linear decrease from the last two checks and skips
+        ahead to just before it should reach tol; an int k checks every k epochs (1 = every
+        epoch, one history record each). Either way the stop is decided by an exact certificate
+        and the last epoch is always checked.
+    random_state : None, an int or a numpy generator; the same int gives bit-identical models.
+    verbose : print one line per check. callback(info) is called after each check with a dict
+        (epoch, seconds, primal, dual, gap, nnz); returning False stops training.
+    warm_start : a Model to start from (its dual_coef_ if it has one of length n, else its coef_).
+    on_interrupt : what Ctrl-C does: "raise" (default) raises fastdual.TrainingInterrupted, a
+        KeyboardInterrupt whose .model is the best certified model so far, so that a script or
+        a loop of trainings stops; "return" returns that model with a ConvergenceWarning.
+    **options : the loss's parameters (gamma for smooth_hinge, epsilon for
+        epsilon_insensitive) and the solver's options, fastdual.SOLVERS[solver].options; for
+        "sdca": sdca_option "I" (exact coordinate maximisation) or "IV"; sampling
+        "permutation" (a fresh one each epoch) or "uniform" (with replacement); output "last"
+        or "average" (over the latter half of the epochs); shrinking (LIBLINEAR's: samples
+        whose duals sit on a bound and are pushed outward are skipped until the rest is solved).
+
+    The model is the last checked point (after Ctrl-C: the one with the smallest relative gap);
+    its primal_, dual_ and gap_ are the certificate of exactly its coef_, intercept_ and
+    dual_coef_, n_epochs_ the epoch it was reached at, and history_ ends with it.
+    """
+    tol = check_positive("tol", tol, allow_zero=True)
+    max_epochs = check_int("max_epochs", max_epochs, 1)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    if warm_start is not None and not isinstance(warm_start, Model):
+        raise TypeError(f"warm_start must be a fastdual Model, got {type(warm_start).__name__}")
+    on_interrupt = check_choice("on_interrupt", on_interrupt, ("raise", "return"))
+    seed = check_seed(random_state)
+    loss_params, given_options = _split_options(loss, solver, options)
+    problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                            fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                            sample_weight=sample_weight, loss_params=loss_params)
+    driver_class = get_solver(solver, problem.loss_name)
+    driver = driver_class(problem, solver_options(driver_class, given_options), seed,
+                          _initial_duals(problem, warm_start))
+    result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
+                       verbose=verbose, callback=callback)
+    if result is None:        # a second Ctrl-C before the first epoch ended
+        raise _loop.TrainingInterrupted(None)
+    model = _model(problem, result, solver, driver.helper_l2, tol)
+    if result.interrupted and on_interrupt == "raise":
+        raise _loop.TrainingInterrupted(model)
+    _loop.warn_unconverged(result, solver, tol, max_epochs, problem)
+    return model
+
+
+def _split_options(loss, solver, options):
+    """Split train's keyword arguments into the loss's parameters and the solver's options."""
+    spec = get_loss_spec(loss)
+    driver = SOLVERS.get(solver) if isinstance(solver, str) else None
+    solver_names = set(driver.options) if driver is not None else set()
+    unknown = sorted(set(options) - set(spec.params) - solver_names)
+    if unknown:
+        have = (f"solver={solver!r} has the options {sorted(solver_names)}"
+                if driver is not None else f"solver must be one of {sorted(SOLVERS)}")
+        raise ValueError(f"train() got unknown argument(s) {unknown}: {have}, and "
+                         f"loss={loss!r} has the parameters {sorted(spec.params) or 'none'}")
+    loss_params = {k: v for k, v in options.items() if k in spec.params}
+    return loss_params, {k: v for k, v in options.items() if k not in spec.params}
+
+
+def _model(problem, result, solver, helper_l2, tol):
+    point = result.checkpoint
+    d = problem.n_features
+    return Model(
+        point.w[:d].copy(), point.w[d] * problem.bias, problem.classes,
+        dual_coef=point.duals.copy(), loss=problem.loss_name, loss_params=problem.loss_params,
+        task=problem.task, solver=solver, alpha=problem.alpha, l1_ratio=problem.l1_ratio,
+        l2_=problem.l2, l1_=problem.l1, l2_added_=helper_l2,
+        fit_intercept=problem.fit_intercept, intercept_scaling=problem.intercept_scaling,
+        intercept_mode="regularized" if problem.fit_intercept else "none",
+        primal_=point.primal, dual_=point.dual, gap_=point.gap, converged_=result.converged,
+        n_epochs_=point.epoch, history_=result.history, tol=tol, n_features_in_=d)
+
+
+def _initial_duals(problem, warm_start):
+    """A feasible dual start: the warm model's duals when they fit, else duals from its margins."""
+    if warm_start is None:
+        return None
+    if warm_start.loss != problem.loss_name:
+        raise ValueError(f"warm_start was trained with loss={warm_start.loss!r}, "
+                         f"not loss={problem.loss_name!r}")
+    if warm_start.coef_.shape[0] != problem.n_features:
+        raise ValueError(f"warm_start has {warm_start.coef_.shape[0]} features, "
+                         f"X has {problem.n_features}")
+    duals = warm_start.dual_coef_
+    if duals is not None and duals.shape[0] == problem.n_samples:
+        if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):
+            return duals
+    w = np.append(warm_start.coef_, warm_start.intercept_ / problem.bias if problem.bias else 0.0)
+    return problem.duals_from_margins(w)
+
+
+def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,
+                l1_ratio=0.0, sample_weight=None, intercept_scaling=1.0, dual_coef=None,
+                refine_epochs=None, **loss_params):
+    """Certify any linear model: P(coef) - D(duals) >= P(coef) - P* >= 0.
+
+    The objective is that of fastdual.train with the same arguments. intercept=None means a model
+    without intercept; a number b means LIBLINEAR's regularised intercept feature of value
+    intercept_scaling and weight b / intercept_scaling. Binary labels are encoded in sorted order
+    (the second is +1). Returns Certificate(gap, primal, dual, relative_gap).
+
+    The primal side is always P(coef) of the model given. The dual side is any feasible dual
+    point, so the bound holds for a model from any library: dual_coef if given, else the duals
+    built from the model's margins (-loss'(x_i . w)), raised by up to `refine_epochs` epochs of
+    dual coordinate ascent (SDCA, which never lowers the dual) started from them. Margin duals
+    are exact at the optimum of a smooth loss, but poor for hinge-type losses, whose optimal
+    duals on the margin are not determined by the margins; a few epochs fix that. Default:
+    20 epochs (stopping early once they stop paying) without dual_coef, none with it; 0 turns
+    refinement off.
+    """
+    fit_intercept = intercept is not None
+    problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                            fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
+                            sample_weight=sample_weight, loss_params=loss_params)
+    d = problem.n_features
+    w = np.empty(d + 1)
+    w[:d] = check_coef(coef, d)
+    w[d] = 0.0
+    if fit_intercept:
+        if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real) \
+                or not np.isfinite(intercept):
+            raise ValueError(f"intercept must be None or a finite real number, got {intercept!r}")
+        w[d] = float(intercept) / problem.bias
+    if refine_epochs is None:
+        refine_epochs = REFINE_EPOCHS if dual_coef is None else 0
+    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
+    if dual_coef is None:
+        duals = problem.duals_from_margins(w)
+    else:
+        duals = check_coef(dual_coef, problem.n_samples, name="dual_coef")
+    primal, dual = problem.primal_dual(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
+        dual = _refined_dual(problem, primal, dual, duals, refine_epochs)
+    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+
+
+REFINE_EPOCHS = 20
+ROUNDING = 1e-12    # a relative gap below this is rounding: nothing left to refine
+
+
+def _refined_dual(problem, primal, dual, duals, max_epochs):
+    """The best dual value of SDCA epochs started from `duals`, checked after epochs 1, 2, 4, ...;
+    stops when a check gains less than 1 % of the remaining gap (or the gap is at rounding)."""
+    driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
+    epoch, next_check = 0, 1
+    while epoch < max_epochs:
+        driver.epoch()
+        epoch += 1
+        if epoch < next_check and epoch < max_epochs:
+            continue
+        next_check *= 2
+        _, value = problem.primal_dual(driver.w, driver.duals)
+        gained = value - dual
+        dual = max(dual, value)
+        if gained < 0.01 * (primal - dual) or primal - dual <= ROUNDING * abs(primal):
+            break
+    return dual

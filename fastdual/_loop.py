@@ -1,0 +1,254 @@
+"""The one training loop every solver runs in: certificate schedule, history, verbose lines,
+callbacks, the convergence warning, best-so-far and Ctrl-C.
+
+A solver is a *driver* (fastdual.solvers): it runs one pass over the data in its kernel
+(`epoch()`) and says where it stands (`point()`: its w with the intercept feature last, and its
+duals, or None for a solver that keeps none, in which case the duals are built from the margins).
+Optional hooks: `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
+option's windows; None to leave it to the schedule) and `after_check(checkpoint)` (e.g. SDCA's
+pure-l1 continuation). Everything else happens here, once, for every solver.
+
+What a model reports about itself is never carried over from bookkeeping: at each check the
+point is copied (the copies are frozen, read-only) and the certificate is computed on the copies
+by the one shared gap function. The model returned is built from exactly one such checkpoint:
+the last one, or after Ctrl-C the one with the smallest certified relative gap; its epoch is
+`n_epochs_` and `history_` ends with it.
+"""
+import signal
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+TINY = np.finfo(float).tiny
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped before its certificate reached tol."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during fastdual.train. A KeyboardInterrupt, so scripts and loops stop as usual;
+    `.model` holds the best certified model reached before the interrupt (None if no epoch
+    completed)."""
+
+    def __init__(self, model):
+        super().__init__("training interrupted" if model is None else
+                         f"training interrupted; the best certified model so far (epoch "
+                         f"{model.n_epochs_}, relative gap {model.relative_gap_:.3g}) is "
+                         "attached as .model")
+        self.model = model
+
+
+@dataclass(frozen=True)
+class Option:
+    """A solver option: its default, and either its allowed (string) values or its type."""
+    default: object
+    choices: tuple = None
+    kind: type = None
+    help: str = ""
+
+    def check(self, name, value):
+        if self.choices is not None and not (isinstance(value, str) and value in self.choices):
+            raise ValueError(f"{name} must be one of {list(self.choices)}, got {value!r}")
+        if self.kind is bool and not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+        return value
+
+
+def relative_gap(primal, dual):
+    return (primal - dual) / max(abs(primal), TINY)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A point and its certificate, computed on these very (read-only) arrays."""
+    epoch: int
+    w: np.ndarray            # the coefficients, the intercept feature last
+    duals: np.ndarray
+    primal: float
+    dual: float
+
+    @property
+    def gap(self):
+        return self.primal - self.dual
+
+    @property
+    def relative_gap(self):
+        return relative_gap(self.primal, self.dual)
+
+
+@dataclass
+class Result:
+    checkpoint: Checkpoint   # what the model is made of
+    history: list            # the checks up to and including it
+    converged: bool          # its relative gap is at most tol
+    interrupted: bool
+    stopped_by_callback: bool
+
+
+def certify(problem, w, duals, epoch):
+    """Freeze copies of (w, duals) and certify exactly them (duals from the margins if None)."""
+    w = np.array(w, dtype=np.float64)
+    duals = problem.duals_from_margins(w) if duals is None else np.array(duals, dtype=np.float64)
+    w.setflags(write=False)
+    duals.setflags(write=False)
+    primal, dual = problem.primal_dual(w, duals)
+    return Checkpoint(int(epoch), w, duals, float(primal), float(dual))
+
+
+class CheckSchedule:
+    """When to compute the certificate: every `every` epochs, or adaptively ("auto").
+
+    "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
+    and skips ahead to 70% of the predicted epoch where it reaches tol, never more than doubling
+    the previous interval; with tol = 0 only the last epoch is checked. The last epoch is always
+    checked, and stopping is still decided by an exact certificate.
+    """
+
+    def __init__(self, every, tol, max_epochs):
+        if every != "auto":
+            if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+                raise ValueError(f"check_every must be a positive integer or 'auto', got {every!r}")
+        self.every = every
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.next_check = 1 if (every == "auto" and tol > 0) else (
+            max_epochs if every == "auto" else min(every, max_epochs))
+        self.last = None        # (epoch, relative gap) of the previous check
+        self.interval = 1
+
+    def due(self, epoch):
+        return epoch >= self.next_check or epoch >= self.max_epochs
+
+    def checked(self, epoch, rel_gap):
+        if self.every != "auto":
+            self.next_check = epoch + self.every
+            return
+        step = 1
+        if self.last is not None and self.tol > 0:
+            last_epoch, last_gap = self.last
+            if 0 < rel_gap < last_gap and rel_gap > self.tol:
+                rate = (rel_gap / last_gap) ** (1.0 / (epoch - last_epoch))
+                predicted = np.log(self.tol / rel_gap) / np.log(rate)
+                step = int(np.clip(np.floor(0.7 * predicted), 1, 2 * self.interval))
+        self.interval = step
+        self.last = (epoch, rel_gap)
+        self.next_check = epoch + step
+
+
+class InterruptFlag:
+    """Turns the first Ctrl-C into a flag the loop reads between epochs (a kernel is never cut
+    in the middle, and the point it leaves is certified and returned); a second Ctrl-C raises
+    KeyboardInterrupt at once. Only installed in the main thread over Python's default handler;
+    elsewhere a KeyboardInterrupt is caught by the loop as it comes."""
+
+    def __init__(self):
+        self.pressed = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        if self.pressed:
+            raise KeyboardInterrupt
+        self.pressed = True
+
+    def __enter__(self):
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, callback=None):
+    """Run `driver` until its certificate reaches tol, max_epochs, a callback's False or Ctrl-C."""
+    schedule = CheckSchedule(check_every, tol, max_epochs)
+    history = []
+    last = best = None        # (checkpoint, history length): the last check, the smallest
+                              # relative gap
+    start = time.perf_counter()
+    stop = interrupted = stopped_by_callback = False
+    epoch = 0
+
+    def check(epoch):
+        nonlocal best, last, stop, stopped_by_callback
+        w, duals = driver.point()
+        point = certify(problem, w, duals, epoch)
+        entry = {"epoch": point.epoch, "seconds": time.perf_counter() - start,
+                 "primal": point.primal, "dual": point.dual, "gap": point.gap,
+                 "nnz": int(np.count_nonzero(point.w[:problem.n_features]))}
+        history.append(entry)
+        if verbose:
+            if len(history) == 1:
+                print(f"{'epoch':>6} {'primal':>14} {'dual':>14} {'gap':>10} {'rel.gap':>9} "
+                      f"{'nnz':>8} {'seconds':>8}")
+            print(f"{point.epoch:6d} {point.primal:14.8g} {point.dual:14.8g} {point.gap:10.3e} "
+                  f"{point.relative_gap:9.2e} {entry['nnz']:8d} {entry['seconds']:8.3f}",
+                  flush=True)
+        last = (point, len(history))
+        if best is None or point.relative_gap <= best[0].relative_gap:
+            best = (point, len(history))
+        if point.relative_gap <= tol:
+            stop = True
+        elif callback is not None and callback(dict(entry)) is False:
+            stop = stopped_by_callback = True
+        schedule.checked(epoch, point.relative_gap)
+        return point
+
+    last_checked = 0
+    with InterruptFlag() as flag:
+        try:
+            while epoch < max_epochs and not stop:
+                driver.epoch()
+                epoch += 1
+                due = driver.check_due(epoch)
+                if due is None:
+                    due = schedule.due(epoch)
+                if flag.pressed:
+                    interrupted = True
+                    break
+                if due or epoch == max_epochs:
+                    point = check(epoch)
+                    last_checked = epoch
+                    if not stop:
+                        driver.after_check(point)
+                if flag.pressed:
+                    interrupted = True
+                    break
+            if interrupted and epoch > last_checked:
+                check(epoch)    # the point the interrupt left, certified like any other
+        except KeyboardInterrupt:
+            # A second Ctrl-C, or one the flag could not catch: stop at once with what is
+            # certified already.
+            interrupted = True
+    if best is None:
+        return None
+    # A run that ends as asked (tol, max_epochs, callback) returns its last check, as every
+    # solver's users expect; an interrupted one the best certified point so far.
+    point, length = best if interrupted else last
+    return Result(point, history[:length], point.relative_gap <= tol, interrupted,
+                  stopped_by_callback)
+
+
+def warn_unconverged(result, solver, tol, max_epochs, problem):
+    """The convergence warning: the gap reached, and what to change."""
+    point = result.checkpoint
+    if result.interrupted:
+        message = (f"{solver}: interrupted; returning the best certified model so far, of epoch "
+                   f"{point.epoch} (relative duality gap {point.relative_gap:.3g})")
+    elif result.stopped_by_callback or tol == 0 or result.converged:
+        return
+    else:
+        message = (f"{solver}: stopped after max_epochs={max_epochs} with relative duality gap "
+                   f"{point.relative_gap:.3g} > tol={tol:g}. Increase max_epochs, loosen tol, "
+                   "or regularize more (larger alpha, smaller C).")
+        advice = problem.scaling_advice()
+        if advice:
+            message += " " + advice
+    warnings.warn(message, ConvergenceWarning, stacklevel=3)

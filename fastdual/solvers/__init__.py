@@ -1,0 +1,34 @@
+"""The solver registry: name -> driver class, each with the losses and the options it supports.
+
+A driver (contract in fastdual._loop) declares
+    name      the solver's name in train(solver=...)
+    losses    the loss names it can train
+    options   {option name: fastdual._loop.Option}: what train(..., **options) may set
+and is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
+here beside its kernel, and one row in SOLVERS.
+"""
+from fastdual.solvers.sdca import SDCA
+
+
+SOLVERS = {driver.name: driver for driver in [SDCA]}
+
+
+def get_solver(name, loss_name):
+    """The driver class for a solver name that supports the loss."""
+    if not isinstance(name, str) or name not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}")
+    driver = SOLVERS[name]
+    if loss_name not in driver.losses:
+        raise ValueError(f"solver={name!r} does not support loss={loss_name!r}; "
+                         f"it supports {list(driver.losses)}")
+    return driver
+
+
+def solver_options(driver, given):
+    """Every option of the driver: the given ones checked, the others at their defaults."""
+    unknown = sorted(set(given) - set(driver.options))
+    if unknown:
+        raise ValueError(f"solver={driver.name!r} has no option {', '.join(map(repr, unknown))}; "
+                         f"its options are {sorted(driver.options) or 'none'}")
+    return {name: option.check(name, given[name]) if name in given else option.default
+            for name, option in driver.options.items()}
