@@ -4,10 +4,13 @@ Files are NumPy .npz archives holding plain arrays plus a JSON metadata record w
 version; they are read with allow_pickle=False, so loading a model never executes code.
 """
 import json
+import os
+import reprlib
 
 import numpy as np
 
 from fastdual._validation import check_matrix
+from fastdual.losses import LOSSES
 
 FORMAT_NAME = "fastdual.Model"
 FORMAT_VERSION = 1
@@ -56,11 +59,19 @@ class Model:
             return scores
         return self.classes_[(scores > 0).astype(np.intp)]
 
-    def predict_proba(self, X):
-        """Class probabilities [P(classes_[0]), P(classes_[1])]; logistic loss only."""
+    @property
+    def predict_proba(self):
+        """Class probabilities [P(classes_[0]), P(classes_[1])]; logistic loss only.
+
+        A property that raises AttributeError for other losses (scikit-learn's `available_if`), so
+        that hasattr(model, "predict_proba") tells callers whether probabilities exist.
+        """
         if self.loss != "logistic":
             raise AttributeError(f"predict_proba is available for loss='logistic' only, "
                                  f"this model was trained with loss={self.loss!r}")
+        return self._predict_proba
+
+    def _predict_proba(self, X):
         scores = self.decision_function(X)
         positive = np.exp(-np.logaddexp(0.0, -scores))   # sigmoid without overflow
         return np.column_stack([1.0 - positive, positive])
@@ -85,19 +96,147 @@ class Model:
 
 
 def load(path):
-    """Read a model written by Model.save (never unpickles)."""
-    with np.load(path, allow_pickle=False) as archive:
+    """Read a model written by Model.save.
+
+    Model files travel, so every part is checked: anything but a complete, consistent model is
+    refused with a ValueError naming the file and saying what is wrong. Arrays are read with
+    allow_pickle=False, so loading never executes code.
+    """
+    name = os.fspath(path)
+    # Opening is not translated: a missing or unreadable file raises the usual OSError
+    # (FileNotFoundError, PermissionError, ...), which is what Python users expect.
+    with open(path, "rb") as handle:
         try:
-            metadata = json.loads(archive["metadata"].tobytes().decode("utf-8"))
-        except (KeyError, ValueError) as exc:
-            raise ValueError(f"{path!r} is not a fastdual model file: {exc}") from None
-        if metadata.get("format") != FORMAT_NAME:
-            raise ValueError(f"{path!r} is not a fastdual model file")
-        version = metadata.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ValueError(f"{path!r} has model format version {version!r}; this fastdual reads "
-                             f"versions up to {FORMAT_VERSION}: upgrade fastdual")
-        classes = archive["classes"] if "classes" in archive.files else None
-        dual_coef = archive["dual_coef"] if "dual_coef" in archive.files else None
-        return Model(archive["coef"], float(archive["intercept"]), classes, dual_coef=dual_coef,
-                     **{key: metadata.get(key) for key in _METADATA_FIELDS})
+            arrays, metadata = _check_model(_read_arrays(handle))
+        except ValueError as exc:
+            raise ValueError(f"cannot load {name!r}: {exc}") from None
+    return Model(arrays["coef"], float(arrays["intercept"]), arrays.get("classes"),
+                 dual_coef=arrays.get("dual_coef"), **metadata)
+
+
+_ARRAY_NAMES = ("coef", "intercept", "classes", "dual_coef", "metadata")
+_FLOAT_ARRAYS = {"coef": 1, "intercept": 0, "dual_coef": 1}   # name -> number of dimensions
+
+
+def _read_arrays(handle):
+    """The archive's arrays by name, or a ValueError saying why the file is not a readable .npz."""
+    head = handle.read(6)
+    if not head:
+        raise ValueError("the file is empty")
+    if head == b"\x93NUMPY":
+        raise ValueError("it holds a single NumPy array (.npy), not a fastdual model archive")
+    if not head.startswith(b"PK\x03\x04"):
+        raise ValueError("it is not a fastdual model file (not an .npz archive)")
+    handle.seek(0)
+    try:
+        with np.load(handle, allow_pickle=False) as archive:
+            names = set(archive.files)
+            arrays = {key: archive[key] for key in _ARRAY_NAMES if key in names}
+    except MemoryError:
+        raise
+    except Exception as exc:
+        # A damaged archive fails in many exception types (zipfile, zlib, EOFError, numpy's header
+        # checks); numpy's refusal of pickles names an argument load() does not have.
+        if "allow_pickle" in str(exc):
+            raise ValueError("it holds pickled objects, which fastdual never loads") from None
+        raise ValueError(f"it is truncated or damaged ({type(exc).__name__}: {exc})") from None
+    unknown = sorted(names - set(arrays))
+    if unknown:
+        raise ValueError(f"it holds unknown arrays {reprlib.repr(unknown)}")
+    for key, value in arrays.items():
+        if not isinstance(value, np.ndarray):
+            raise ValueError(f"its member {key!r} is not a NumPy array")
+    return arrays
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# What each metadata field must hold: (check, how to say it). fastdual.train sets every field and
+# none to None (history_ may be an empty list), so no field is optional.
+_KINDS = {
+    "number": (_is_number, "a number"),
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+              "a non-negative integer"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "params": (lambda v: isinstance(v, dict) and all(map(_is_number, v.values())),
+               "a JSON object of numbers"),
+    "records": (lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
+                "a list of JSON objects"),
+    "loss": (lambda v: isinstance(v, str) and v in LOSSES, f"one of {sorted(LOSSES)}"),
+    "task": (lambda v: v in ("binary", "regression"), "'binary' or 'regression'"),
+}
+_METADATA_KINDS = {
+    "loss": "loss", "loss_params": "params", "task": "task", "solver": "str", "alpha": "number",
+    "l1_ratio": "number", "l2_": "number", "l1_": "number", "l2_added_": "number",
+    "fit_intercept": "bool", "intercept_scaling": "number", "intercept_mode": "str",
+    "primal_": "number", "dual_": "number", "gap_": "number", "converged_": "bool",
+    "n_epochs_": "count", "history_": "records", "tol": "number", "n_features_in_": "count",
+}
+
+
+def _check_model(arrays):
+    """(arrays, metadata fields) of a complete, consistent model, or a ValueError saying why not."""
+    if "metadata" not in arrays:
+        raise ValueError("it is not a fastdual model file (it has no metadata record)")
+    try:
+        metadata = json.loads(arrays.pop("metadata").tobytes().decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise ValueError("its metadata record is not JSON") from None
+    if not isinstance(metadata, dict):
+        raise ValueError("its metadata record is not a JSON object")
+    format_name = metadata.pop("format", None)
+    if format_name != FORMAT_NAME:
+        raise ValueError(f"it is not a fastdual model file (format {reprlib.repr(format_name)})")
+    version = metadata.pop("format_version", None)
+    if not _KINDS["count"][0](version) or version < 1:
+        raise ValueError(f"its format_version must be a positive integer, "
+                         f"got {reprlib.repr(version)}")
+    if version > FORMAT_VERSION:
+        raise ValueError(f"it has model format version {version}; this fastdual reads versions "
+                         f"up to {FORMAT_VERSION}: upgrade fastdual")
+    unknown = sorted(set(metadata) - set(_METADATA_FIELDS))
+    if unknown:
+        raise ValueError(f"its metadata has unknown keys {reprlib.repr(unknown)}")
+    missing = [key for key in _METADATA_FIELDS if key not in metadata]
+    if missing:
+        raise ValueError(f"its metadata lacks the keys {missing}")
+    for key in _METADATA_FIELDS:
+        check, expected = _KINDS[_METADATA_KINDS[key]]
+        value = metadata[key]
+        if not check(value):
+            raise ValueError(f"metadata {key} must be {expected}, got {reprlib.repr(value)}")
+    loss, task = metadata["loss"], metadata["task"]
+    if LOSSES[loss].task != task:
+        raise ValueError(f"loss {loss!r} is a {LOSSES[loss].task} loss, but task is {task!r}")
+
+    missing = [key for key in ("coef", "intercept") if key not in arrays]
+    if missing:
+        raise ValueError(f"it lacks the arrays {missing}")
+    for key, ndim in _FLOAT_ARRAYS.items():
+        array = arrays.get(key)
+        if array is None:
+            continue                  # dual_coef is optional
+        if array.dtype.kind != "f":
+            raise ValueError(f"{key} must hold floats, got dtype {array.dtype}")
+        if array.ndim != ndim:
+            raise ValueError(f"{key} must be {('a single number', '1-D')[ndim]}, "
+                             f"got shape {array.shape}")
+        if array.size == 0:
+            raise ValueError(f"{key} is empty")
+        if not np.isfinite(array).all():
+            raise ValueError(f"{key} contains NaN or infinity")
+    if metadata["n_features_in_"] != arrays["coef"].shape[0]:
+        raise ValueError(f"metadata n_features_in_ is {metadata['n_features_in_']}, "
+                         f"but coef has {arrays['coef'].shape[0]} entries")
+    classes = arrays.get("classes")
+    if task == "regression" and classes is not None:
+        raise ValueError("it holds classes, but a regression model has none")
+    if task == "binary" and classes is None:
+        raise ValueError("a binary model needs its 2 classes, the file has none")
+    if classes is not None and (classes.shape != (2,) or classes[0] == classes[1]):
+        raise ValueError(f"a binary model has exactly 2 distinct classes, "
+                         f"got {np.array2string(classes, threshold=6)}")
+    return arrays, metadata
