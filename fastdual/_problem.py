@@ -21,8 +21,8 @@ from fastdual._validation import (check_fraction, check_matrix, check_positive,
 from fastdual.losses import make_loss
 
 # The strengths the kernels' arithmetic (1 / (l2 n), steps of size ||x||^2 / (l2 n)) handles
-# without overflow or underflow for data of any sensible scale.
-ALPHA_RANGE = (1e-100, 1e100)
+# without overflow for data of any sensible scale (tests/test_bad_input.py trains at both ends).
+ALPHA_RANGE = (1e-100, 1e300)
 
 
 @dataclass
@@ -105,10 +105,12 @@ def map_strength(alpha, C, l1_ratio, total_weight):
         C = check_positive("C", C) if given else 1.0
         alpha = 1.0 / (C * total_weight) if C * total_weight > 0 else np.inf
         if not lo <= alpha <= hi:
+            with np.errstate(all="ignore"):
+                c_range = 1.0 / (np.float64(hi) * total_weight), 1.0 / (np.float64(lo) * total_weight)
             raise ValueError(
                 f"C={C!r} gives alpha = 1 / (C * sum of sample weights) = {alpha:.3g}, outside "
                 f"the range fastdual trains in, [{lo:g}, {hi:g}]: C must be in "
-                f"[{1 / (hi * total_weight):.3g}, {1 / (lo * total_weight):.3g}] here")
+                f"[{c_range[0]:.3g}, {c_range[1]:.3g}] with these sample weights")
     else:
         alpha = check_positive("alpha", alpha)
         if not lo <= alpha <= hi:

@@ -73,7 +73,22 @@ def _check_shape(name, n_samples, n_cols, n_features):
         raise ValueError(f"{name} has {n_cols} features, but the model was trained on {n_features}")
 
 
+def _check_lengths(X, name):
+    """Refuse compressed arrays shorter than indptr says, before anything (scipy's tocsr included)
+    reads them: scipy checks this at construction only, not after X.data or X.indices is replaced."""
+    indptr = np.asarray(X.indptr)
+    if indptr.ndim != 1 or indptr.shape[0] == 0:
+        raise ValueError(f"{name}.indptr must be a non-empty 1-D array, got shape {indptr.shape}")
+    nnz = int(indptr[-1])
+    for part in ("data", "indices"):
+        length = len(getattr(X, part))      # bsr: data holds one block per entry
+        if length < nnz:
+            raise ValueError(f"{name}.{part} has {length} entries but indptr[-1] is {nnz}")
+
+
 def _check_sparse(X, name, n_features):
+    if hasattr(X, "indptr"):     # csr, csc, bsr
+        _check_lengths(X, name)
     if X.format != "csr":
         X = X.tocsr()   # a copy, unavoidable for row access; documented
     if X.ndim != 2:
@@ -96,6 +111,9 @@ def _check_sparse(X, name, n_features):
             raise ValueError(f"{name} has column indices outside the int32 range")
         if indptr[-1] > _INT32_MAX:
             raise ValueError(f"{name} has more than 2**31 - 1 stored entries, which is not supported")
+        if indptr.min() < 0 or indptr.max() > indptr[-1]:   # may wrap into a valid-looking int32
+            raise ValueError(f"{name} is not a valid CSR matrix: indptr has entries outside "
+                             f"[0, {indptr[-1]}]")
         indices = indices.astype(np.int32)
         indptr = indptr.astype(np.int32)
     indices = np.ascontiguousarray(indices)
@@ -114,26 +132,24 @@ def check_targets(y, n_samples, task, loss_name):
     if y is None:
         raise TypeError("y must be a 1-D array of targets, got None")
     arr = np.asarray(y)
+    if arr.dtype.kind in "US" and not isinstance(y, np.ndarray):
+        arr = np.asarray(y, dtype=object)   # numpy would turn the numbers of [1, "a"] into strings
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
     if arr.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n_samples:
         raise ValueError(f"y has {arr.shape[0]} entries but X has {n_samples} samples")
+    if arr.dtype.kind == "O":
+        arr = _object_targets(arr)
     if task == "regression":
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"loss={loss_name!r} is a regression loss: y must be numeric, got dtype {arr.dtype}")
         targets = np.array(arr, dtype=np.float64)   # always a copy: the caller's y is never touched
-        if not np.isfinite(targets).all():
-            raise ValueError("y contains NaN or infinity")
+        _check_finite_targets(targets)
         return targets, None
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        raise ValueError("y contains NaN or infinity")
-    if arr.dtype.kind == "O":
-        try:
-            arr = arr.astype(str) if all(isinstance(v, str) for v in arr) else arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("y must hold numbers or strings") from None
+    if arr.dtype.kind == "f":
+        _check_finite_targets(arr)
     # Two O(n) scans instead of a sort: the first label, then the first label unlike it.
     first = arr[0]
     others = arr != first
@@ -150,16 +166,39 @@ def check_targets(y, n_samples, task, loss_name):
     return np.where(arr == classes[1], 1.0, -1.0), classes
 
 
+def _object_targets(arr):
+    """An object array of labels as strings or float64; None, mixed or other types are refused."""
+    is_str = np.fromiter((isinstance(v, str) for v in arr), bool, arr.shape[0])
+    for i, v in enumerate(arr):
+        if v is None:
+            raise ValueError(f"y contains None at index {i}")
+        if not (is_str[i] or isinstance(v, (numbers.Real, np.bool_))):
+            raise TypeError(f"y must hold numbers or strings, got {type(v).__name__} at index {i}")
+    if is_str.all():
+        return arr.astype(str)
+    if is_str.any():
+        raise TypeError(f"y mixes strings and numbers (a string at index {np.argmax(is_str)}, "
+                        f"a number at index {np.argmin(is_str)})")
+    return arr.astype(np.float64)
+
+
+def _check_finite_targets(values):
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ValueError(f"y contains NaN or infinity (at index {np.argmax(bad)})")
+
+
 def check_sample_weight(sample_weight, n_samples):
-    """(weights normalised to mean 1 (a new array), their sum): an integer weight k is exactly k
-    copies, and C's convention multiplies by the sum."""
+    """(weights, total): the weights normalised to mean 1 (a new array), so that an integer weight
+    k is exactly k copies, and the sum of the weights as given, a scalar or length-1 weight counted
+    once per sample (LIBLINEAR's C multiplies it: alpha = 1 / (C total)). Both without overflow."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64), float(n_samples)
     arr = np.asarray(sample_weight)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"sample_weight must be numeric, got dtype {arr.dtype}")
     if arr.ndim > 1:
-        raise ValueError(f"sample_weight must be 1-D, got shape {arr.shape}")
+        raise ValueError(f"sample_weight must be 1-D or a scalar, got shape {arr.shape}")
     arr = np.array(arr, dtype=np.float64).ravel()   # a copy: the caller's array is never touched
     if arr.shape[0] == 1 and n_samples != 1:
         arr = np.full(n_samples, arr[0])
@@ -169,10 +208,21 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight contains NaN or infinity")
     if (arr < 0).any():
         raise ValueError("sample_weight must be >= 0")
-    total = arr.sum()
-    if not total > 0:
+    # Scaled by a power of two near the largest weight (exact, so ordinary weights give the same
+    # bits as summing them directly) the sum lies in [0.5, n): it cannot overflow (all 1e308) and
+    # n / sum cannot either (all subnormal). Only the total may be inf, when the true sum is.
+    largest = arr.max()
+    if not largest > 0:
         raise ValueError("sample_weight must have a positive sum")
-    return arr * (n_samples / total), float(total)
+    exponent = int(np.frexp(largest)[1])
+    arr = np.ldexp(arr, -exponent)
+    scaled_sum = float(arr.sum())
+    arr *= n_samples / scaled_sum
+    if not np.isfinite(arr).all():
+        raise ValueError("sample_weight must be normal floats: normalising these weights to mean 1 "
+                         "overflows")
+    with np.errstate(over="ignore"):
+        return arr, float(np.ldexp(scaled_sum, exponent))
 
 
 def check_positive(name, value, allow_zero=False, allow_none=False):

@@ -1,0 +1,242 @@
+"""Malformed input is refused with an error naming the argument, before any kernel reads it;
+sample weights, however given, keep LIBLINEAR's C convention (C multiplies every weight)."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+from conftest import binary_problem, np_objective, regression_problem
+
+N, D = 30, 4
+X, Y = binary_problem(n=N, d=D, seed=0)
+XR, YR = regression_problem(n=N, d=D, seed=0)
+COEF = np.array([0.5, -0.25, 0.125, 1.0])
+
+
+def labels_with(value, index=3, base=Y):
+    """Y as a list with one entry replaced (lists keep mixed types as they are)."""
+    out = list(base)
+    out[index] = value
+    return out
+
+
+def object_labels_with(value, index=3, base=Y):
+    out = np.array(base, dtype=object)
+    out[index] = value
+    return out
+
+
+def shortened(part, keep, fmt="csr", index_dtype=np.int32, container=sp.csr_matrix):
+    """A sparse X whose `part` array is cut to `keep` entries after construction (scipy checks
+    the lengths only when it builds the matrix), so the malformed matrix reaches fastdual."""
+    M = container(X).asformat(fmt)
+    M.indices = M.indices.astype(index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    full = int(M.indptr[-1])
+    setattr(M, part, getattr(M, part)[:keep].copy())
+    assert sp.issparse(M) and M.format == fmt and full == N * D
+    assert len(getattr(M, part)) == keep < int(M.indptr[-1])
+    return M
+
+
+def wrapping_indptr():
+    """int64 indptr whose row 1 pointer is 2**32 past its true value: invalid for scipy, but it
+    narrows to the valid int32 pointer, so only a range check before narrowing can refuse it."""
+    M = sp.csr_matrix(X)
+    indptr = M.indptr.astype(np.int64)
+    indptr[1] += 2**32
+    M.indices = M.indices.astype(np.int64)
+    M.indptr = indptr
+    assert M.indptr.astype(np.int32)[1] == sp.csr_matrix(X).indptr[1]
+    return M
+
+
+def train(X_, y_, **kwargs):
+    return lambda: fastdual.train(X_, y_, max_epochs=3, tol=0.0, random_state=0, **kwargs)
+
+
+def gap(X_, y_, **kwargs):
+    return lambda: fastdual.duality_gap(X_, y_, COEF, 0.0, loss=kwargs.pop("loss", "hinge"),
+                                        C=1.0, **kwargs)
+
+
+CASES = [
+    # targets: None, NaN/inf and mixed types name the bad values, never a class count
+    ("y-list-None", train(X, labels_with(None)), ValueError, r"^y contains None at index 3$"),
+    ("y-list-None-strings", train(X, labels_with(None, base=np.where(Y > 0, "a", "b"))),
+     ValueError, r"^y contains None at index 3$"),
+    ("y-object-None", train(X, object_labels_with(None)), ValueError, r"y contains None at index 3"),
+    ("y-mixed-list", train(X, labels_with("a")), TypeError, r"^y mixes strings and numbers"),
+    ("y-mixed-object", train(X, object_labels_with("a")), TypeError, r"^y mixes strings and numbers"),
+    ("y-mixed-1-a-2.0", train(X, [1, "a", 2.0] + [1] * (N - 3)), TypeError,
+     r"^y mixes strings and numbers"),
+    ("y-object-nan", train(X, object_labels_with(np.nan)), ValueError,
+     r"^y contains NaN or infinity"),
+    ("y-float-nan", train(X, labels_with(np.nan)), ValueError, r"^y contains NaN or infinity"),
+    ("y-float-inf", train(X, np.where(np.arange(N) == 3, np.inf, Y)), ValueError,
+     r"^y contains NaN or infinity"),
+    ("y-object-other", train(X, object_labels_with({"a": 1})), TypeError,
+     r"^y must hold numbers or strings, got dict at index 3"),
+    ("y-regression-None", train(XR, labels_with(None, base=YR), loss="squared"), ValueError,
+     r"^y contains None at index 3$"),
+    ("y-regression-mixed", train(XR, labels_with("a", base=YR), loss="squared"), TypeError,
+     r"^y mixes strings and numbers"),
+    ("y-regression-object-nan", train(XR, object_labels_with(np.nan, base=YR), loss="squared"),
+     ValueError, r"^y contains NaN or infinity"),
+    ("gap-y-None", gap(X, labels_with(None)), ValueError, r"^y contains None at index 3$"),
+    ("gap-y-mixed", gap(X, labels_with("a")), TypeError, r"^y mixes strings and numbers"),
+    ("gap-y-nan", gap(X, object_labels_with(np.nan)), ValueError, r"^y contains NaN or infinity"),
+    # sample weights
+    ("w-2d", train(X, Y, sample_weight=np.ones((N, 1))), ValueError, r"^sample_weight must be 1-D"),
+    ("w-length", train(X, Y, sample_weight=np.ones(N - 1)), ValueError,
+     rf"^sample_weight has {N - 1} entries but X has {N} samples"),
+    ("w-empty", train(X, Y, sample_weight=[]), ValueError,
+     rf"^sample_weight has 0 entries but X has {N} samples"),
+    ("w-scalar-negative", train(X, Y, sample_weight=-1.0), ValueError, r"^sample_weight must be >= 0"),
+    ("w-scalar-zero", train(X, Y, sample_weight=0.0), ValueError, r"positive sum"),
+    ("w-scalar-nan", train(X, Y, sample_weight=np.nan), ValueError, r"^sample_weight contains NaN"),
+    ("w-scalar-inf", train(X, Y, sample_weight=np.inf), ValueError, r"^sample_weight contains NaN"),
+    ("w-string", train(X, Y, sample_weight="1"), TypeError, r"^sample_weight must be numeric"),
+    ("gap-w-length", gap(X, Y, sample_weight=[1.0, 2.0]), ValueError,
+     rf"^sample_weight has 2 entries but X has {N} samples"),
+    # CSR arrays shorter than indptr says: refused before any kernel (or scipy's tocsr) reads them
+    ("csr-data-short", train(shortened("data", 5), Y), ValueError,
+     rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-data-one-short", train(shortened("data", N * D - 1), Y), ValueError,
+     rf"^X\.data has {N * D - 1} entries but indptr\[-1\] is {N * D}$"),
+    ("csr-data-empty", train(shortened("data", 0), Y), ValueError,
+     rf"^X\.data has 0 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-indices-short", train(shortened("indices", 9), Y), ValueError,
+     rf"^X\.indices has 9 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-int64-data-short", train(shortened("data", 5, index_dtype=np.int64), Y), ValueError,
+     rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-int64-indices-short", train(shortened("indices", 9, index_dtype=np.int64), Y),
+     ValueError, rf"^X\.indices has 9 entries but indptr\[-1\] is {N * D}$"),
+    ("csc-data-short", train(shortened("data", 5, fmt="csc"), Y), ValueError,
+     rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-array-data-short", train(shortened("data", 5, container=sp.csr_array), Y), ValueError,
+     rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
+    ("csr-int64-indptr-wraps", train(wrapping_indptr(), Y), ValueError,
+     r"^X is not a valid CSR matrix: indptr has entries outside"),
+    ("gap-csr-data-short", gap(shortened("data", 5), Y), ValueError,
+     rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
+    ("gap-csr-indices-short", gap(shortened("indices", 9), Y), ValueError,
+     rf"^X\.indices has 9 entries but indptr\[-1\] is {N * D}$"),
+]
+
+
+@pytest.mark.parametrize("call, error, message", [case[1:] for case in CASES],
+                         ids=[case[0] for case in CASES])
+def test_bad_input_is_refused(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize("labels, positive", [
+    (Y.astype(int), 1), (Y, 1.0), ((Y > 0), True), (np.where(Y > 0, "yes", "no"), "yes"),
+    (list(np.where(Y > 0, "yes", "no")), "yes"), (np.where(Y > 0, "b", "a").astype(object), "b"),
+    (np.where(Y > 0, 7.5, 2).astype(object), 7.5), (list(np.where(Y > 0, 3, 10)), 10),
+])
+def test_consistent_labels_keep_working(labels, positive):
+    """Two labels of one type: classes sorted, classes_[1] is +1 (the model of +-1 labels,
+    with their signs swapped when the larger label is the negative class)."""
+    ref = fastdual.train(X, Y, tol=0.0, max_epochs=5, random_state=0)
+    model = fastdual.train(X, labels, tol=0.0, max_epochs=5, random_state=0)
+    assert model.classes_.shape == (2,) and model.classes_[1] == positive
+    assert sorted(model.classes_.tolist()) == model.classes_.tolist()
+    sign = 1.0 if positive in np.asarray(labels)[Y > 0] else -1.0
+    np.testing.assert_allclose(model.coef_, sign * ref.coef_, rtol=1e-12, atol=1e-15)
+
+
+def _weights(c):
+    return {"scalar": c, "0-d": np.array(c), "length-1": [c], "full": np.full(N, c)}
+
+
+@pytest.mark.parametrize("c", [1.0, 2.0, 0.25, 3])
+def test_constant_weights_are_a_factor_on_C(c):
+    """Weight c on every sample, however given, is C * c without weights (exactly: powers of two,
+    or an integer whose products are exact). Weights of 1 are no weights."""
+    C = 0.5
+    ref = fastdual.train(X, Y, C=C * c, tol=1e-10, max_epochs=5000, random_state=0)
+    ref_cert = fastdual.duality_gap(X, Y, ref.coef_, ref.intercept_, C=C * c)
+    for how, w in _weights(c).items():
+        model = fastdual.train(X, Y, C=C, sample_weight=w, tol=1e-10, max_epochs=5000,
+                               random_state=0)
+        np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-12, atol=1e-15, err_msg=how)
+        assert model.alpha == pytest.approx(1.0 / (C * c * N), rel=1e-15), how
+        cert = fastdual.duality_gap(X, Y, ref.coef_, ref.intercept_, C=C, sample_weight=w)
+        # The gap itself is at rounding level of the primal (1e-12 relative): compared absolutely.
+        np.testing.assert_allclose(cert, ref_cert, rtol=1e-12, atol=1e-14, err_msg=how)
+
+
+@pytest.mark.parametrize("how", ["scalar", "length-1", "full"])
+def test_constant_weights_match_an_independent_reference(how):
+    """LIBLINEAR (through scikit-learn) with per-sample C_i = C c: its optimum is certified by
+    fastdual under the same C, and its primal value is that of a plain NumPy objective."""
+    from sklearn.linear_model import LogisticRegression
+    C, c = 0.5, 3.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # liblinear's deprecation notices in new scikit-learn
+        clf = LogisticRegression(C=C, solver="liblinear", tol=1e-12, max_iter=100_000,
+                                 intercept_scaling=1.0).fit(X, Y, sample_weight=np.full(N, c))
+    w, b = clf.coef_.ravel(), float(clf.intercept_[0])
+    cert = fastdual.duality_gap(X, Y, w, b, loss="logistic", C=C, sample_weight=_weights(c)[how])
+    assert cert.relative_gap < 1e-7
+    assert cert.primal == pytest.approx(
+        np_objective(X, Y, w, b, loss="logistic", l2=1.0 / (C * c * N), l1=0.0,
+                     fit_intercept=True), rel=1e-10)
+    model = fastdual.train(X, Y, loss="logistic", C=C, sample_weight=_weights(c)[how],
+                           tol=1e-10, max_epochs=5000, random_state=0)
+    np.testing.assert_allclose(np.append(model.coef_, model.intercept_), np.append(w, b),
+                               rtol=1e-5, atol=1e-7)
+
+
+def _unweighted(X_, y_, **kwargs):
+    return fastdual.train(X_, y_, alpha=0.1, tol=1e-10, max_epochs=5000, random_state=0, **kwargs)
+
+
+@pytest.mark.parametrize("value", [1e308, np.finfo(np.float64).max, 1e-300, 1e-320, 5e-324])
+def test_extreme_constant_weights_are_no_weights_under_alpha(value):
+    """Constant weights normalise to exactly 1, with no overflow of their sum (1e308) and no
+    overflow of n / sum (subnormal weights)."""
+    ref = _unweighted(X, Y)
+    ref_cert = fastdual.duality_gap(X, Y, ref.coef_, ref.intercept_, alpha=0.1)
+    for how, w in _weights(value).items():
+        model = _unweighted(X, Y, sample_weight=w)
+        assert np.isfinite(model.coef_).all() and np.isfinite(model.gap_), how
+        np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-12, atol=1e-15, err_msg=how)
+        cert = fastdual.duality_gap(X, Y, ref.coef_, ref.intercept_, alpha=0.1, sample_weight=w)
+        assert np.isfinite(cert.gap), how
+        # The gap itself is at rounding level of the primal (1e-12 relative): compared absolutely.
+        np.testing.assert_allclose(cert, ref_cert, rtol=1e-12, atol=1e-14, err_msg=how)
+
+
+def test_huge_weights_on_some_samples_dominate_the_rest():
+    """Weights 1e308 on 20 samples and 1 on 10: the 10 weigh 1e-308 relative to the 20, so the
+    model solves the problem of the 20 alone (the mean-1 weights are n/20 there), to the accuracy
+    tol certifies (strong convexity 0.1: |w - w*|^2 <= 2 gap / 0.1)."""
+    w = np.where(np.arange(N) < 20, 1e308, 1.0)
+    model = _unweighted(X, Y, sample_weight=w)
+    ref = _unweighted(X[:20], Y[:20])
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.gap_)
+    p_model, p_ref = (np_objective(X[:20], Y[:20], m.coef_, m.intercept_, loss="smooth_hinge",
+                                   l2=0.1, l1=0.0, fit_intercept=True) for m in (model, ref))
+    assert p_model == pytest.approx(p_ref, rel=1e-9)
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-4)
+
+
+def test_tiny_weights_train_a_finite_model_under_C():
+    """1e-300 on every sample: alpha = 1 / (C * 3e-299) is huge but finite."""
+    model = fastdual.train(X, Y, C=1.0, sample_weight=1e-300, tol=1e-10, max_epochs=5000,
+                           random_state=0)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.gap_)
+    assert model.alpha == pytest.approx(1.0 / (N * 1e-300), rel=1e-12)
+
+
+def test_user_weights_are_not_modified():
+    for w in (np.full(N, 1e308), np.linspace(1e-320, 1e-319, N), np.array([2.0]), np.array(2.0)):
+        snapshot = w.copy()
+        fastdual.train(X, Y, alpha=0.1, sample_weight=w, max_epochs=2, tol=0.0, random_state=0)
+        np.testing.assert_array_equal(w, snapshot)
