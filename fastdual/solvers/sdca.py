@@ -70,10 +70,12 @@ class SDCA:
 
         # Averaging option of Figure 1 over the latter half of the run: epoch-end snapshots summed
         # over the window since the previous check, checks at powers of two, so that at
-        # E = 2^k the average covers exactly epochs 2^(k-1)+1 .. 2^k.
+        # E = 2^k the average covers exactly epochs 2^(k-1)+1 .. 2^k. A pure-l1 continuation
+        # step starts a new run (a new working problem): E counts from its start.
         self.duals_sum = np.zeros(n) if self.averaging else None
         self.v_sum = np.zeros(d + 1) if self.averaging else None
         self.window = 0
+        self.run_start = 0
 
     @property
     def helper_l2(self):
@@ -105,7 +107,8 @@ class SDCA:
     def check_due(self, epoch):
         """Averaging: a point exists at the end of each window (powers of two)."""
         if self.averaging:
-            return epoch & (epoch - 1) == 0
+            epochs = epoch - self.run_start
+            return epochs & (epochs - 1) == 0
         return None
 
     def point(self):
@@ -133,3 +136,4 @@ class SDCA:
             self.working_l2 *= factor
             self.v /= factor
             self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
+            self.run_start = checkpoint.epoch
