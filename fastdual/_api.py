@@ -163,7 +163,7 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
             raise ValueError(f"intercept must be None or a finite real number, got {intercept!r}")
         w[d] = float(intercept) / problem.bias
     if refine_epochs is None:
-        refine_epochs = REFINE_EPOCHS if dual_coef is None else 0
+        refine_epochs = _refine_budget(problem) if dual_coef is None else 0
     refine_epochs = check_int("refine_epochs", refine_epochs, 0)
     if dual_coef is None:
         duals = problem.duals_from_margins(w)
@@ -175,8 +175,15 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
 
 
-REFINE_EPOCHS = 20
+# Refinement by default costs at most about REFINE_WORK multiply-adds (a fraction of a second),
+# between 20 and 1000 epochs: many on small data, where it is cheap, few on large data.
+REFINE_WORK = 1e8
 ROUNDING = 1e-12    # a relative gap below this is rounding: nothing left to refine
+
+
+def _refine_budget(problem):
+    nnz = problem.X.data.shape[0] if problem.X.is_sparse else problem.n_samples * problem.n_features
+    return int(np.clip(REFINE_WORK / (nnz + problem.n_samples), 20, 1000))
 
 
 def _refined_dual(problem, primal, dual, duals, max_epochs):

@@ -59,8 +59,10 @@ class Problem:
             norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples,
                                             self.n_features, self.bias)
             if not np.isfinite(norms).all():
-                raise ValueError("X has values so large that squared row norms overflow float64; "
-                                 "rescale X (e.g. rows to unit norm)")
+                raise ValueError("X (with the intercept feature of value intercept_scaling="
+                                 f"{self.intercept_scaling:g} if fit_intercept) has values so "
+                                 "large that squared row norms overflow float64; rescale X "
+                                 "(e.g. rows to unit norm) or intercept_scaling")
             self._squared_norms = norms
         return self._squared_norms
 
@@ -101,8 +103,11 @@ def map_strength(alpha, C, l1_ratio, total_weight):
         raise ValueError("give either alpha or C, not both")
     lo, hi = ALPHA_RANGE
     if alpha is None:
-        given = C is not None
-        C = check_positive("C", C) if given else 1.0
+        C = 1.0 if C is None else check_positive("C", C)
+        if not np.isfinite(total_weight):
+            raise ValueError("sample_weight sums to more than the largest float, so alpha = "
+                             "1 / (C * sum) = 0: rescale sample_weight, or give alpha instead "
+                             "of C (weights are then normalised to mean 1)")
         alpha = 1.0 / (C * total_weight) if C * total_weight > 0 else np.inf
         if not lo <= alpha <= hi:
             with np.errstate(all="ignore"):

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from fastdual._core import rows as _rows
 
 _INT32_MAX = np.iinfo(np.int32).max
+TARGET_LIMIT = 1e100
 _EMPTY_INT32 = np.empty(0, dtype=np.int32)
 
 
@@ -147,6 +148,10 @@ def check_targets(y, n_samples, task, loss_name):
             raise TypeError(f"loss={loss_name!r} is a regression loss: y must be numeric, got dtype {arr.dtype}")
         targets = np.array(arr, dtype=np.float64)   # always a copy: the caller's y is never touched
         _check_finite_targets(targets)
+        if targets.size and np.max(np.abs(targets)) > TARGET_LIMIT:
+            # (z - y)^2 and its sums must stay finite.
+            raise ValueError(f"y has values up to {np.max(np.abs(targets)):.3g} in magnitude; "
+                             f"regression targets must be at most {TARGET_LIMIT:g}: rescale y")
         return targets, None
     if arr.dtype.kind == "f":
         _check_finite_targets(arr)

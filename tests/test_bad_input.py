@@ -58,8 +58,8 @@ def train(X_, y_, **kwargs):
 
 
 def gap(X_, y_, **kwargs):
-    return lambda: fastdual.duality_gap(X_, y_, COEF, 0.0, loss=kwargs.pop("loss", "hinge"),
-                                        C=1.0, **kwargs)
+    kwargs = {"loss": "hinge", "C": 1.0, **kwargs}
+    return lambda: fastdual.duality_gap(X_, y_, COEF, 0.0, **kwargs)
 
 
 CASES = [
@@ -124,6 +124,24 @@ CASES = [
      rf"^X\.data has 5 entries but indptr\[-1\] is {N * D}$"),
     ("gap-csr-indices-short", gap(shortened("indices", 9), Y), ValueError,
      rf"^X\.indices has 9 entries but indptr\[-1\] is {N * D}$"),
+    # strengths and loss parameters at and past the ends of what trains a finite model
+    ("C-tiny", train(X, Y, C=1e-320), ValueError,
+     r"^C=1e-320 gives alpha = 1 / \(C \* sum of sample weights\) = inf, outside the range "
+     r"fastdual trains in, \[1e-100, 1e\+300\]: C must be in \[3.33e-302, 3.33e\+98\]"),
+    ("C-huge", train(X, Y, C=1e308), ValueError, r"^C=1e\+308 gives alpha = .* = 0, outside"),
+    ("gap-C-huge", gap(X, Y, C=1e308), ValueError, r"^C=1e\+308 gives alpha"),
+    ("C-weights-overflow", train(X, Y, sample_weight=1e308), ValueError,
+     r"^sample_weight sums to more than the largest float, so alpha = 1 / \(C \* sum\) = 0"),
+    ("alpha-tiny", train(X, Y, alpha=1e-101), ValueError, r"^alpha must be in \[1e-100, 1e\+300\]"),
+    ("alpha-huge", train(X, Y, alpha=1e301), ValueError, r"^alpha must be in \[1e-100, 1e\+300\]"),
+    ("gamma-inf", train(X, Y, loss="smooth_hinge", gamma=np.inf), ValueError,
+     r"^gamma must be > 0 and finite for smooth_hinge, got inf"),
+    ("epsilon-inf", train(XR, YR, loss="epsilon_insensitive", epsilon=np.inf), ValueError,
+     r"^epsilon must be >= 0 and finite"),
+    ("y-regression-huge", train(XR, YR * 1e300, loss="squared"), ValueError,
+     r"^y has values up to .* regression targets must be at most 1e\+100: rescale y"),
+    ("intercept-scaling-huge", train(X, Y, intercept_scaling=1e300), ValueError,
+     r"intercept_scaling=1e\+300 .* squared row norms overflow"),
 ]
 
 
@@ -240,3 +258,31 @@ def test_user_weights_are_not_modified():
         snapshot = w.copy()
         fastdual.train(X, Y, alpha=0.1, sample_weight=w, max_epochs=2, tol=0.0, random_state=0)
         np.testing.assert_array_equal(w, snapshot)
+
+
+@pytest.mark.parametrize("case", [
+    dict(alpha=1e-100), dict(alpha=1e300), dict(C=1e-300), dict(C=3e98),
+    dict(loss="smooth_hinge", gamma=1e300), dict(loss="smooth_hinge", gamma=1e-300),
+    dict(loss="epsilon_insensitive", epsilon=1e308), dict(loss="squared", l1_ratio=1.0,
+                                                           alpha=1e-100),
+    dict(intercept_scaling=1e-300), dict(scale_X=1e-200), dict(scale_X=1e100),
+    dict(loss="squared", scale_y=1e99), dict(loss="logistic", alpha=0.1, sample_weight=1e308),
+], ids=repr)
+def test_extreme_but_accepted_settings_train_a_finite_certified_model(case):
+    case = dict(case)
+    scale_X, scale_y = case.pop("scale_X", 1.0), case.pop("scale_y", 1.0)
+    regression = case.get("loss") in ("squared", "epsilon_insensitive")
+    X_, y_ = (XR, YR * scale_y) if regression else (X, Y)
+    X_ = X_ * scale_X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        model = fastdual.train(X_, y_, max_epochs=50, random_state=0, **case)
+    assert np.isfinite(model.coef_).all() and np.isfinite(model.intercept_)
+    assert np.isfinite([model.primal_, model.dual_, model.gap_]).all()
+    assert model.gap_ >= -1e-12 * abs(model.primal_)
+    objective = {k: v for k, v in case.items() if k != "intercept_scaling"}
+    cert = fastdual.duality_gap(X_, y_, model.coef_, model.intercept_,
+                                intercept_scaling=case.get("intercept_scaling", 1.0),
+                                dual_coef=model.dual_coef_, **objective)
+    assert cert.primal == pytest.approx(model.primal_, rel=1e-12)
+    assert cert.dual == pytest.approx(model.dual_, rel=1e-12, abs=1e-300)

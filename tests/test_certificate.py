@@ -111,3 +111,54 @@ def test_pure_l1_certificate_is_for_the_l1_problem():
     assert p_model == pytest.approx(model.primal_, rel=1e-10)
     assert p_star - 1e-12 <= p_model <= p_star + model.gap_ + 1e-12
     assert model.relative_gap_ <= 1e-2
+
+
+def standardized_breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_an_optimal_linear_svc_is_certified_by_refined_duals(C):
+    """Duals from the margins of an optimal hinge model are poor (the support vectors on the
+    margin get 0 or 1); the default refinement raises the dual bound to near the primal."""
+    from sklearn.svm import LinearSVC
+    X, y = standardized_breast_cancer()
+    clf = LinearSVC(loss="hinge", C=C, tol=1e-8, max_iter=1_000_000, dual=True).fit(X, y)
+    coef, intercept = clf.coef_.ravel(), float(clf.intercept_[0])
+    margins_only = fastdual.duality_gap(X, y, coef, intercept, loss="hinge", C=C, refine_epochs=0)
+    cert = fastdual.duality_gap(X, y, coef, intercept, loss="hinge", C=C)
+    assert margins_only.relative_gap > 0.05                     # why refinement exists
+    assert cert.gap <= 0.01 * margins_only.gap
+    assert cert.primal == margins_only.primal                   # the primal side is the model's
+    assert 0 <= cert.relative_gap <= 1e-3
+    # A lower bound can never pass an optimum certified independently of it.
+    optimum = fastdual.train(X, y, loss="hinge", C=C, tol=1e-10, max_epochs=100_000,
+                             random_state=0)
+    assert cert.dual <= optimum.primal_ + 1e-12 * abs(optimum.primal_)
+
+
+@pytest.mark.parametrize("loss, solver_type", [("hinge", 3), ("squared_hinge", 1),
+                                               ("logistic", 7)])
+def test_the_gap_of_liblinears_model_is_at_least_its_suboptimality(loss, solver_type):
+    """LIBLINEAR's model (-B 1: the same regularised intercept) is certified with a gap no
+    smaller than P(w_liblinear) - P(w_fastdual), a lower bound on its suboptimality computed
+    against fastdual's certified optimum, and the dual bound stays below every primal value."""
+    from liblinear import liblinearutil as ll
+    X, y = standardized_breast_cancer()
+    C = 1.0
+    labels = np.where(y == 1, 1.0, -1.0)
+    lib = ll.train(labels, X, f"-s {solver_type} -c {C} -B 1 -e 1e-6 -q")
+    w = np.array(lib.get_decfun()[0])
+    coef, intercept = w, float(lib.get_decfun()[1])
+    if lib.get_labels()[0] != 1:          # LIBLINEAR's first label is its positive class
+        coef, intercept = -coef, -intercept
+    cert = fastdual.duality_gap(X, y, coef, intercept, loss=loss, C=C)
+    optimum = fastdual.train(X, y, loss=loss, C=C, tol=1e-12, max_epochs=100_000, random_state=0)
+    assert optimum.relative_gap_ <= 1e-10
+    lower_bound = cert.primal - optimum.primal_
+    assert cert.gap >= lower_bound - 1e-13 * abs(cert.primal)
+    assert cert.dual <= optimum.primal_ + 1e-13 * abs(optimum.primal_)
+    assert cert.primal >= optimum.dual_ - 1e-13 * abs(optimum.primal_)
+    assert cert.relative_gap <= 1e-3
