@@ -162,3 +162,19 @@ def test_the_gap_of_liblinears_model_is_at_least_its_suboptimality(loss, solver_
     assert cert.dual <= optimum.primal_ + 1e-13 * abs(optimum.primal_)
     assert cert.primal >= optimum.dual_ - 1e-13 * abs(optimum.primal_)
     assert cert.relative_gap <= 1e-3
+
+
+def test_the_convergence_warning_on_unscaled_data_says_what_helps():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.warns(fastdual.ConvergenceWarning) as record:
+        fastdual.train(X, y, loss="logistic", max_epochs=20, random_state=0)
+    message = str(record[0].message)
+    norms = np.linalg.norm(np.column_stack([X, np.ones(len(X))]), axis=1)
+    assert f"range from {norms.min():.3g} to {norms.max():.3g}" in message
+    assert "standardizing the features" in message
+    Xs, _ = standardized_breast_cancer()
+    with pytest.warns(fastdual.ConvergenceWarning) as record:
+        fastdual.train(Xs, y, loss="logistic", alpha=1e-7, tol=1e-12, max_epochs=2,
+                       random_state=0)
+    assert "standardizing" not in str(record[0].message)
