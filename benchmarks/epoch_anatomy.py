@@ -12,7 +12,7 @@ For each data set and loss, in one process (minimum over repeats, one thread):
   read sequentially; the difference to the full epoch is the price of random access;
 * certificate pass: the shared duality-gap function (P and D with v recomputed from alpha).
 
-The kernel is called directly (``fastdual._sdca.sdca_epoch``), as ``fastdual.train`` does.
+The kernel is called directly (``fastdual.solvers._sdca.sdca_epoch``), as ``fastdual.train`` does.
 """
 import os
 
@@ -40,13 +40,13 @@ def min_time(fn, repeats):
 
 
 def anatomy(X, y, loss, repeats, alpha=1e-4):
-    from fastdual import _sdca
+    from fastdual.solvers import _sdca
     from fastdual._problem import build_problem
 
     n, d = X.shape
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=0.0,
                             fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
-                            tol=1e-4, loss_params={})
+                            loss_params={})
     data, indices, indptr = problem.X.kernel_args
     sq_norms = problem.squared_norms()
     alpha_ = np.zeros(n)
@@ -77,7 +77,7 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
     weights, norms and duals permuted accordingly and `order` set to the inverse permutation, the
     kernel's shuffle yields 0, 1, 2, ...: the same steps in the same order, on rows read in
     sequence. Works on copies; the caller's state is not advanced."""
-    from fastdual import _sdca
+    from fastdual.solvers import _sdca
 
     n, d = problem.n_samples, problem.n_features
     dry_order = order.copy()
