@@ -219,3 +219,22 @@ def test_logistic_step_matches_bisection_over_a_wide_range_of_curvatures():
     expected = sigmoid(0.5 * (lo + hi))
     got = np.array([loss.step(y[i], z[i], beta[i] * y[i], q[i]) * y[i] for i in range(m)])
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_dual_bounds_are_the_domain_of_the_conjugate(name):
+    """Finite -phi*(-a) inside [lower, upper] (checked near both ends), -inf just outside."""
+    loss = loss_object(name)
+    for y in targets(name):
+        lower, upper = (float(b[0]) for b in loss.dual_bounds([y]))
+        expected_lo, expected_hi = domain(name, y)
+        unbounded = {"squared": (True, True), "squared_hinge": (y < 0, y > 0)}.get(name,
+                                                                                (False, False))
+        assert lower == (-np.inf if unbounded[0] else expected_lo)
+        assert upper == (np.inf if unbounded[1] else expected_hi)
+        for a in (lower, upper):
+            if np.isfinite(a):
+                assert np.isfinite(loss.dual_values(y, a)[0])
+                step = 1e-9 * max(1.0, abs(a))
+                outside = a - step if a == lower else a + step
+                assert loss.dual_values(y, outside)[0] == -np.inf
