@@ -54,7 +54,8 @@ cdef class Loss:
     # -- Python face -------------------------------------------------------------------------
     cdef _elementwise(self, int which, first, second):
         """Evaluate one of the nogil methods over broadcast arrays (tests, certificates)."""
-        cdef double[::1] yy, xx, out
+        cdef const double[::1] yy, xx
+        cdef double[::1] out
         cdef Py_ssize_t i
         yy, xx, out = _broadcast2(first, second)
         with nogil:
