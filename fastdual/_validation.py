@@ -223,9 +223,6 @@ def check_sample_weight(sample_weight, n_samples):
     arr = np.ldexp(arr, -exponent)
     scaled_sum = float(arr.sum())
     arr *= n_samples / scaled_sum
-    if not np.isfinite(arr).all():
-        raise ValueError("sample_weight must be normal floats: normalising these weights to mean 1 "
-                         "overflows")
     with np.errstate(over="ignore"):
         return arr, float(np.ldexp(scaled_sum, exponent))
 

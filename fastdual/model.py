@@ -78,7 +78,8 @@ class Model:
 
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path):
-        """Write the model to `path` (an .npz archive; no suffix is added)."""
+        """Write the model to `path` (an .npz archive; no suffix is added), after the checks
+        `load` makes, so that every file written can be read back."""
         metadata = {key: getattr(self, key) for key in _METADATA_FIELDS}
         metadata["format"] = FORMAT_NAME
         metadata["format_version"] = FORMAT_VERSION
@@ -91,6 +92,10 @@ class Model:
             arrays["classes"] = classes
         if self.dual_coef_ is not None:
             arrays["dual_coef"] = self.dual_coef_
+        try:       # what load would refuse is not written
+            _check_model(dict(arrays))
+        except ValueError as exc:
+            raise ValueError(f"cannot save this model: {exc}") from None
         with open(path, "wb") as handle:
             np.savez(handle, **arrays)
 

@@ -246,3 +246,15 @@ def test_predict_proba_present_for_logistic(valid):
     assert np.all((proba >= 0) & (proba <= 1))
     # The likelier class is the predicted one.
     np.testing.assert_array_equal(model.classes_[np.argmax(proba, axis=1)], model.predict(valid.X))
+
+
+def test_save_refuses_what_load_would_refuse(tmp_path):
+    X, y = binary_problem(n=40, d=3, seed=1)
+    model = fastdual.train(X, y, loss="logistic", alpha=0.1, random_state=0)
+    model.coef_ = np.array([1.0, np.nan, 0.0])
+    with pytest.raises(ValueError, match="cannot save this model: coef contains NaN"):
+        model.save(tmp_path / "bad.fd")
+    assert not (tmp_path / "bad.fd").exists()
+    bare = fastdual.Model(np.zeros(3), 0.0, None)       # no metadata at all
+    with pytest.raises(ValueError, match="cannot save this model: metadata loss must be"):
+        bare.save(tmp_path / "bare.fd")
