@@ -69,7 +69,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
                             fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
                             sample_weight=sample_weight, loss_params=loss_params)
-    driver_class = get_solver(solver, problem.loss_name)
+    driver_class = get_solver(solver, problem)
     driver = driver_class(problem, solver_options(driver_class, given_options), seed,
                           _initial_duals(problem, warm_start))
     result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,

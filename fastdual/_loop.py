@@ -44,7 +44,8 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class Option:
-    """A solver option: its default, and either its allowed (string) values or its type."""
+    """A solver option: its default, and either its allowed (string) values or its kind: bool,
+    int (a positive integer) or float (a positive finite number, or None for "choose for me")."""
     default: object
     choices: tuple = None
     kind: type = None
@@ -55,6 +56,18 @@ class Option:
             raise ValueError(f"{name} must be one of {list(self.choices)}, got {value!r}")
         if self.kind is bool and not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {value!r}")
+        if self.kind is int:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be a positive integer, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            return int(value)
+        if self.kind is float and value is not None:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+                raise TypeError(f"{name} must be a positive number or None, got {value!r}")
+            if not 0.0 < float(value) < np.inf:
+                raise ValueError(f"{name} must be a positive finite number or None, got {value!r}")
+            return float(value)
         return value
 
 

@@ -16,6 +16,10 @@ OPTION_VALUES = {
     "sampling": ["permutation", "uniform"],
     "output": ["last", "average"],
     "shrinking": [True, False],
+    "batch_size": [1, 3],
+    "tau": [None, 0.5],
+    "sigma": [None, 2.0],
+    "theta": [None, 0.5],
 }
 
 
@@ -43,7 +47,8 @@ def solver_options(draw, solver):
 def test_the_certificate_is_that_of_the_returned_model(
         data, solver, loss, l1_ratio, log_alpha, max_epochs, tol, check_every, fit_intercept,
         sparse, float32, weighted, interrupt_at, seed):
-    if loss not in fastdual.SOLVERS[solver].losses:
+    driver = fastdual.SOLVERS[solver]
+    if loss not in driver.losses or (l1_ratio == 1.0 and not driver.pure_l1):
         return
     options = data.draw(solver_options(solver))
     X, y = problem_for(loss, n=40, d=5, seed=seed, sparse=sparse)

@@ -3,24 +3,29 @@
 A driver (contract in fastdual._loop) declares
     name      the solver's name in train(solver=...)
     losses    the loss names it can train
+    pure_l1   whether it trains l1_ratio = 1 (no l2 term)
     options   {option name: fastdual._loop.Option}: what train(..., **options) may set
 and is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
 here beside its kernel, and one row in SOLVERS.
 """
 from fastdual.solvers.sdca import SDCA
+from fastdual.solvers.spdc import SPDC
 
 
-SOLVERS = {driver.name: driver for driver in [SDCA]}
+SOLVERS = {driver.name: driver for driver in [SDCA, SPDC]}
 
 
-def get_solver(name, loss_name):
-    """The driver class for a solver name that supports the loss."""
+def get_solver(name, problem):
+    """The driver class for a solver name that supports the problem's loss and penalty."""
     if not isinstance(name, str) or name not in SOLVERS:
         raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}")
     driver = SOLVERS[name]
-    if loss_name not in driver.losses:
-        raise ValueError(f"solver={name!r} does not support loss={loss_name!r}; "
+    if problem.loss_name not in driver.losses:
+        raise ValueError(f"solver={name!r} does not support loss={problem.loss_name!r}; "
                          f"it supports {list(driver.losses)}")
+    if problem.l2 == 0.0 and not driver.pure_l1:
+        raise ValueError(f"solver={name!r} needs an l2 term (l1_ratio < 1); for pure l1 use "
+                         f"one of {sorted(k for k, v in SOLVERS.items() if v.pure_l1)}")
     return driver
 
 

@@ -20,6 +20,7 @@ class SDCA:
     name = "sdca"
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
               "epsilon_insensitive")
+    pure_l1 = True
     options = {
         "sdca_option": Option("I", choices=("I", "IV"),
                               help="I: exact coordinate maximisation; IV: the step of seed 000 "

@@ -1,0 +1,238 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""SPDC epochs (seed 002, Algorithms 1 and 2) with the delayed updates of Sec. 6.
+
+Saddle form (seed 002 eq. 4), in fastdual's dual convention alpha_i = -y_i (the seed's y_i):
+
+    min_w max_alpha (1/n) sum_i c_i (-alpha_i x_i . w - phi*(-alpha_i)) + l2/2 ||w||^2 + l1 ||w||_1
+
+Iteration t, batch K of m samples (m = 1: Algorithm 1):
+  dual (eq. 9):   alpha_i <- conjugate_prox(y_i, x_i . wbar, alpha_i, q = c_i / sigma)   (i in K)
+                  (with the seed's perturbation delta/2 alpha^2 added to phi* when delta > 0, which
+                  is the same prox at curvature q + delta around q alpha_i / (q + delta))
+  primal (eq. 10): w <- prox_{tau g}(w - tau (u + (1/m) sum_{i in K} -c_i dalpha_i x_i)),
+                  prox_{tau g}(v) = soft_threshold(v, tau l1) / (1 + tau l2)
+  u <- u + (1/n) sum_{i in K} -c_i dalpha_i x_i         (u = -(1/n) sum_i c_i alpha_i x_i)
+  wbar <- w + theta (w - w_previous)
+
+Delayed updates (Sec. 6): a coordinate j outside the rows of K sees w_j <- prox(w_j - tau u_j)
+with u_j constant, an affine map on each side of the soft threshold. State per coordinate: w_j at
+time last_j, w_j at time last_j - 1, and u_j; `catch_up` applies the missing steps in closed form
+(docs/math.md, "SPDC"): on a branch with constant c = u_j +- l1 the iterates are
+p + (w - p) (1 + tau l2)^-k with p = -c / l2, computed in log1p / expm1 form, and a branch is
+left at most twice (the iterates are monotone), so the cost is O(1) whatever k.
+
+The intercept is the feature of index n_features with value `bias` in every row: it is touched
+every iteration, so it is never delayed. `flush` brings every coordinate to the current time.
+"""
+import numpy as np
+cimport numpy as cnp
+from cython cimport floating
+from libc.math cimport exp, expm1, log1p, fabs, ceil
+from libc.stdint cimport int64_t
+
+from fastdual._core.losses cimport Loss, step_of
+from fastdual._core.rng cimport RandomState, rng_below, rng_shuffle
+from fastdual._core.rows cimport row_range, soft_threshold
+
+cnp.import_array()
+
+
+cdef struct Prox:
+    double tau
+    double l1
+    double l2
+    double log_rate       # log1p(tau l2)
+    double shrink         # 1 / (1 + tau l2)
+
+
+cdef inline double prox_step(const Prox* p, double w, double g) noexcept nogil:
+    """One primal step: prox_{tau g}(w - tau g)."""
+    return soft_threshold(w - p.tau * g, p.tau * p.l1) * p.shrink
+
+
+cdef inline double affine_steps(const Prox* p, double w, double fixed, int64_t k) noexcept nogil:
+    """k steps of the affine map with this fixed point: fixed + (w - fixed) (1 + tau l2)^-k,
+    as w e^-kL + fixed (1 - e^-kL) with L = log1p(tau l2) and 1 - e^-kL = -expm1(-kL): exact to
+    rounding even when tau l2 is near 1e-12 and the fixed point -c / l2 is huge, where the
+    textbook form cancels."""
+    cdef double kl = <double>k * p.log_rate
+    return w * exp(-kl) - fixed * expm1(-kl)
+
+
+cdef double lazy_steps(const Prox* p, double w, double u, int64_t k) noexcept nogil:
+    """k steps of w <- prox_step(w, u) with u fixed, in O(1) (seed 002 eqs. 36, 38-44)."""
+    cdef double v, c, fixed, moved, sign, crossing
+    cdef int64_t stay
+    while k > 0:
+        v = w - p.tau * u
+        if v > p.tau * p.l1:
+            c = u + p.l1          # the positive branch: w' = (w - tau c) / (1 + tau l2) > 0
+            sign = 1.0
+        elif v < -p.tau * p.l1:
+            c = u - p.l1
+            sign = -1.0
+        else:
+            w = 0.0               # a step into the dead zone
+            k -= 1
+            if fabs(u) <= p.l1:   # ... and from 0 the dead zone holds it for good
+                return 0.0
+            continue
+        fixed = -c / p.l2
+        if sign * fixed >= 0.0:
+            # The fixed point is on this branch's side: the iterates approach it monotonically
+            # and never leave the branch.
+            return affine_steps(p, w, fixed, k)
+        # The iterates cross zero: they stay on this branch while sign * w_t > 0, i.e. for
+        # t < log1p(w / -fixed) / log1p(tau l2) steps; one more step leaves it.
+        crossing = log1p(w / -fixed) / p.log_rate
+        stay = <int64_t>ceil(crossing) - 1
+        if stay < 1:
+            stay = 1               # w' = prox_step(w) has this sign by the branch test above
+        if stay > k:
+            stay = k
+        moved = affine_steps(p, w, fixed, stay)
+        if sign * moved <= 0.0 and stay > 1:   # rounding at the boundary: one step fewer
+            stay -= 1
+            moved = affine_steps(p, w, fixed, stay)
+        w = moved
+        k -= stay
+    return w
+
+
+cdef inline void catch_up(const Prox* p, Py_ssize_t j, int64_t now, double* w, double* w_prev,
+                          int64_t* last, const double* u) noexcept nogil:
+    """Bring coordinate j to time `now`: w[j] = w_j(now), w_prev[j] = w_j(now - 1)."""
+    cdef int64_t k = now - last[j]
+    if k <= 0:
+        return
+    if k > 1:
+        w[j] = lazy_steps(p, w[j], u[j], k - 1)
+    w_prev[j] = w[j]
+    w[j] = prox_step(p, w[j], u[j])
+    last[j] = now
+
+
+def spdc_draw(cnp.uint64_t[::1] rng_state, Py_ssize_t[::1] order, Py_ssize_t batch_size,
+              Py_ssize_t[::1] picks):
+    """The samples of one epoch: ceil(n / m) batches of m, one sample drawn uniformly from each
+    of the m groups that partition order (group g = order[g n / m : (g + 1) n / m], the seed's
+    stratified mini-batch: each sample is picked with probability about m / n). m = 1 is uniform
+    sampling with replacement (Algorithm 1)."""
+    cdef Py_ssize_t n = order.shape[0], m = batch_size, b, g, start, end
+    cdef Py_ssize_t n_batches = picks.shape[0] // m
+    cdef RandomState rs
+    rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
+    with nogil:
+        for b in range(n_batches):
+            for g in range(m):
+                start = g * n // m
+                end = (g + 1) * n // m
+                picks[b * m + g] = order[start + rng_below(&rs, end - start)]
+    rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
+
+
+def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+               const double[::1] y, const double[::1] sample_weight,
+               double[::1] duals, double[::1] w, double[::1] w_prev, int64_t[::1] last,
+               double[::1] u, double[::1] scratch, double[::1] dual_change,
+               Loss loss, double tau, double sigma, double theta, double delta,
+               double l2, double l1, const Py_ssize_t[::1] picks, Py_ssize_t batch_size,
+               int64_t now):
+    """Run the batches of `picks` (from spdc_draw) in place; return the new time.
+
+    w, w_prev, last, u: the delayed state (length n_features + 1, the intercept last); scratch
+    (same length) must be zero and is left zero; dual_change has length batch_size. The caller
+    flushes (spdc_flush) before reading w.
+    """
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* wp = &w[0]
+    cdef double* wq = &w_prev[0]
+    cdef double* up = &u[0]
+    cdef double* sp = &scratch[0]
+    cdef int64_t* lp = &last[0]
+    cdef Py_ssize_t m = batch_size, n_batches = picks.shape[0] // batch_size
+    cdef Py_ssize_t b, r, i, k, j, start, end, d = n_features
+    cdef double z, c, q, a_old, a_new, g, xv, inv_m = 1.0 / batch_size
+    cdef double u_scale = <double>batch_size / n_samples
+    cdef Prox p
+    p.tau = tau
+    p.l1 = l1
+    p.l2 = l2
+    p.log_rate = log1p(tau * l2)
+    p.shrink = 1.0 / (1.0 + tau * l2)
+    with nogil:
+        for b in range(n_batches):
+            # Dual steps at wbar(now), every sample of the batch before any primal change.
+            for r in range(m):
+                i = picks[b * m + r]
+                dual_change[r] = 0.0
+                c = sample_weight[i]
+                if c == 0.0:
+                    continue
+                row_range(ptr, i, n_features, &start, &end)
+                z = 0.0
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    catch_up(&p, j, now, wp, wq, lp, up)
+                    z += x[k] * (wp[j] + theta * (wp[j] - wq[j]))
+                if bias != 0.0:
+                    catch_up(&p, d, now, wp, wq, lp, up)
+                    z += bias * (wp[d] + theta * (wp[d] - wq[d]))
+                a_old = duals[i]
+                q = c / sigma
+                if delta > 0.0:
+                    a_new = step_of(loss, y[i], z, q * a_old / (q + delta), q + delta)
+                else:
+                    a_new = step_of(loss, y[i], z, a_old, q)
+                dual_change[r] = a_new - a_old
+                duals[i] = a_new
+            # The primal step's gradient estimate (1/m) sum -c_i dalpha_i x_i, gathered in scratch.
+            for r in range(m):
+                if dual_change[r] == 0.0:
+                    continue
+                i = picks[b * m + r]
+                g = -sample_weight[i] * dual_change[r] * inv_m
+                row_range(ptr, i, n_features, &start, &end)
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    sp[j] += g * x[k]
+                sp[d] += g * bias
+            # Primal step on the coordinates of the batch (the others are delayed), then u.
+            for r in range(m):
+                i = picks[b * m + r]
+                row_range(ptr, i, n_features, &start, &end)
+                for k in range(start, end + 1):
+                    if k < end:
+                        j = ind[k] if ind != NULL else k - start
+                    elif bias != 0.0:
+                        j = d
+                    else:
+                        break
+                    catch_up(&p, j, now, wp, wq, lp, up)    # rows of zero weight were skipped
+                    if lp[j] == now + 1:
+                        continue                            # shared with an earlier row of K
+                    wq[j] = wp[j]
+                    wp[j] = prox_step(&p, wp[j], up[j] + sp[j])
+                    lp[j] = now + 1
+                    up[j] += u_scale * sp[j]
+                    sp[j] = 0.0
+            now += 1
+    return now
+
+
+def spdc_flush(double[::1] w, double[::1] w_prev, int64_t[::1] last, const double[::1] u,
+               double tau, double l2, double l1, int64_t now):
+    """Bring every coordinate to time `now` (w exact for the certificate)."""
+    cdef Prox p
+    cdef Py_ssize_t j
+    p.tau = tau
+    p.l1 = l1
+    p.l2 = l2
+    p.log_rate = log1p(tau * l2)
+    p.shrink = 1.0 / (1.0 + tau * l2)
+    with nogil:
+        for j in range(w.shape[0]):
+            catch_up(&p, j, now, &w[0], &w_prev[0], &last[0], &u[0])

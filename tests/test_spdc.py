@@ -1,0 +1,120 @@
+"""SPDC (seed 002): the delayed sparse updates against a plain eager implementation of the same
+algorithm, and the optimum against SDCA's."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+from conftest import BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, problem_for
+from fastdual._problem import build_problem
+from fastdual.solvers import solver_options
+from fastdual.solvers.spdc import SPDC
+
+
+def rare_feature_problem(n=200, d=60, seed=0, loss="logistic"):
+    """Sparse rows whose column j appears with probability 0.6 (j + 1)^-1.5: the last columns go
+    untouched for hundreds to thousands of iterations (the delayed updates' hard case)."""
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n, d)) < 0.6 * (np.arange(d) + 1.0) ** -1.5
+    X = np.where(mask, rng.standard_normal((n, d)), 0.0)
+    X[np.arange(n), rng.integers(0, 3, n)] += 1.0           # no empty row
+    w = rng.standard_normal(d)
+    if loss in REGRESSION_LOSSES:
+        y = X @ w + 0.3 * rng.standard_normal(n)
+    else:
+        y = np.where(X @ w + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return sp.csr_matrix(X), y
+
+
+def eager_epoch(A, problem, driver, state):
+    """The same batches as the kernel's last epoch (driver.picks), every coordinate every
+    iteration, in NumPy: seed 002 Algorithm 2 (eqs. 9, 10) with the perturbation of Sec. 3."""
+    w, w_prev, u, duals = state
+    n, m = problem.n_samples, driver.batch_size
+    c, loss, y = problem.sample_weight, problem.loss, problem.y
+    tau, sigma, theta, delta = driver.tau, driver.sigma, driver.theta, driver.delta
+    for b in range(len(driver.picks) // m):
+        wbar = w + theta * (w - w_prev)
+        g = np.zeros_like(w)
+        for i in driver.picks[b * m:(b + 1) * m]:
+            if c[i] == 0.0:
+                continue
+            z = A[i] @ wbar
+            q = c[i] / sigma
+            old = duals[i]
+            duals[i] = loss.step(y[i], z, q * old / (q + delta), q + delta)
+            g -= c[i] * (duals[i] - old) * A[i] / m
+        v = w - tau * (u + g)
+        w_prev, w = w, np.sign(v) * np.maximum(np.abs(v) - tau * problem.l1, 0.0) / (
+            1.0 + tau * problem.l2)
+        u = u + (m / n) * g
+    return w, w_prev, u, duals
+
+
+@pytest.mark.parametrize("l2", [1e-2, 1e-5, 1e-9])
+@pytest.mark.parametrize("l1", [0.0, 1e-3])
+@pytest.mark.parametrize("loss, batch_size", [("logistic", 1), ("squared", 4), ("hinge", 3)])
+def test_delayed_updates_equal_eager_updates(l2, l1, loss, batch_size):
+    X, y = rare_feature_problem(loss=loss)
+    alpha, l1_ratio = l2 + l1, l1 / (l2 + l1)
+    problem = build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=l1_ratio,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    problem.l2, problem.l1 = l2, l1          # exactly, not through alpha * (1 - l1_ratio)
+    options = solver_options(SPDC, {"batch_size": batch_size})
+    driver = SPDC(problem, options, seed=3)
+    A = np.column_stack([X.toarray(), np.full(X.shape[0], problem.bias)])
+    state = (driver.w.copy(), driver.w.copy(), driver.u.copy(), driver.duals.copy())
+    for epoch in range(30):
+        driver.epoch()
+        state = eager_epoch(A, problem, driver, state)
+        w, duals = driver.point()
+        scale = max(1.0, np.max(np.abs(state[0])))
+        assert np.max(np.abs(w - state[0])) <= 1e-10 * scale, epoch
+        np.testing.assert_allclose(duals, state[3], rtol=1e-10, atol=1e-12)
+    assert np.count_nonzero(driver.last != driver.now) == 0     # the flush brought all
+
+
+@pytest.mark.parametrize("loss", BINARY_LOSSES + REGRESSION_LOSSES)
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+def test_spdc_reaches_sdcas_optimum(loss, l1_ratio):
+    X, y = problem_for(loss, n=120, d=8, seed=7, sparse=True)
+    kwargs = dict(loss=loss, alpha=1e-2, l1_ratio=l1_ratio, random_state=0)
+    tol = 1e-8 if loss in SMOOTH_LOSSES else 1e-5
+    reference = fastdual.train(X, y, tol=1e-10, max_epochs=100_000, **kwargs)
+    for batch_size in (1, 5):
+        model = fastdual.train(X, y, solver="spdc", tol=tol, max_epochs=20_000,
+                               batch_size=batch_size, **kwargs)
+        assert model.converged_, (batch_size, model.relative_gap_)
+        # Both certified: each primal is within its gap of the one optimum.
+        assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
+        assert model.primal_ == pytest.approx(reference.primal_, rel=tol + 1e-9)
+
+
+def test_sparse_dense_and_float32_give_the_same_spdc_run():
+    X, y = problem_for("logistic", n=100, d=6, seed=2, sparse=True)
+    kwargs = dict(loss="logistic", alpha=1e-3, solver="spdc", tol=0.0, max_epochs=20,
+                  random_state=4, batch_size=2)
+    sparse = fastdual.train(X, y, **kwargs)
+    dense = fastdual.train(X.toarray(), y, **kwargs)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-12, atol=1e-14)
+    single = fastdual.train(X.astype(np.float32), y, **kwargs)
+    np.testing.assert_allclose(single.coef_, sparse.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_spdc_options_are_checked():
+    X, y = problem_for("logistic", n=30, d=3, seed=1)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        fastdual.train(X, y, solver="spdc", batch_size=0)
+    with pytest.raises(TypeError, match="tau must be a positive number or None"):
+        fastdual.train(X, y, solver="spdc", tau="big")
+    with pytest.raises(ValueError, match="sigma must be a positive finite number"):
+        fastdual.train(X, y, solver="spdc", sigma=-1.0)
+    with pytest.raises(ValueError, match=r"theta must be in \(0, 1\]"):
+        fastdual.train(X, y, solver="spdc", theta=1.5)
+    with pytest.raises(ValueError, match="solver='spdc' needs an l2 term"):
+        fastdual.train(X, y, solver="spdc", l1_ratio=1.0)
+    with pytest.raises(ValueError, match=r"solver='spdc' has the options \['batch_size', "):
+        fastdual.train(X, y, solver="spdc", shrinking=False)
