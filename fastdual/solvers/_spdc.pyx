@@ -27,14 +27,22 @@ every iteration, so it is never delayed. `flush` brings every coordinate to the 
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from libc.math cimport exp, expm1, log1p, fabs, ceil
+from libc.math cimport expm1, log1p, fabs, ceil
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss, step_of
 from fastdual._core.rng cimport RandomState, rng_below, rng_shuffle
-from fastdual._core.rows cimport row_range, soft_threshold
+from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
 
 cnp.import_array()
+
+
+cdef enum:
+    # Rows are visited in random order: their pointers are prefetched PREFETCH_FAR picks ahead
+    # and their contents PREFETCH_NEAR picks ahead, as in the SDCA kernel (the epoch's picks are
+    # known in advance).
+    PREFETCH_FAR = 16
+    PREFETCH_NEAR = 3
 
 
 cdef struct Prox:
@@ -43,26 +51,56 @@ cdef struct Prox:
     double l2
     double log_rate       # log1p(tau l2)
     double shrink         # 1 / (1 + tau l2)
+    double inv_l2
+    const double* decay   # decay[k] = expm1(-k log_rate) for k < n_decay (a table: an expm1
+    Py_ssize_t n_decay    # per delayed coordinate was most of an epoch's cost)
+
+
+cdef Prox make_prox(double tau, double l2, double l1, const double[::1] decay):
+    cdef Prox p
+    p.tau = tau
+    p.l1 = l1
+    p.l2 = l2
+    p.log_rate = log1p(tau * l2)
+    p.shrink = 1.0 / (1.0 + tau * l2)
+    p.inv_l2 = 1.0 / l2
+    p.decay = &decay[0]
+    p.n_decay = decay.shape[0]
+    return p
+
+
+def decay_table(double tau, double l2, Py_ssize_t size):
+    """expm1(-k log1p(tau l2)) for k < size: the closed form's factor for a delay of k steps."""
+    cdef double[::1] out = np.empty(max(size, 1))
+    cdef double rate = log1p(tau * l2)
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(out.shape[0]):
+            out[k] = expm1(-<double>k * rate)
+    return np.asarray(out)
 
 
 cdef inline double prox_step(const Prox* p, double w, double g) noexcept nogil:
     """One primal step: prox_{tau g}(w - tau g)."""
+    if p.l1 == 0.0:
+        return (w - p.tau * g) * p.shrink
     return soft_threshold(w - p.tau * g, p.tau * p.l1) * p.shrink
 
 
 cdef inline double affine_steps(const Prox* p, double w, double fixed, int64_t k) noexcept nogil:
     """k steps of the affine map with this fixed point: fixed + (w - fixed) (1 + tau l2)^-k,
-    as w e^-kL + fixed (1 - e^-kL) with L = log1p(tau l2) and 1 - e^-kL = -expm1(-kL): exact to
-    rounding even when tau l2 is near 1e-12 and the fixed point -c / l2 is huge, where the
-    textbook form cancels."""
-    cdef double kl = <double>k * p.log_rate
-    return w * exp(-kl) - fixed * expm1(-kl)
+    as w + (w - fixed) expm1(-kL) with L = log1p(tau l2): exact to rounding even when tau l2 is
+    near 1e-12 and the fixed point -c / l2 is huge, where the textbook form cancels."""
+    cdef double e = p.decay[k] if k < p.n_decay else expm1(-<double>k * p.log_rate)
+    return w + (w - fixed) * e
 
 
 cdef double lazy_steps(const Prox* p, double w, double u, int64_t k) noexcept nogil:
     """k steps of w <- prox_step(w, u) with u fixed, in O(1) (seed 002 eqs. 36, 38-44)."""
     cdef double v, c, fixed, moved, sign, crossing
     cdef int64_t stay
+    if p.l1 == 0.0:
+        return affine_steps(p, w, -u * p.inv_l2, k)     # no kink: one affine map throughout
     while k > 0:
         v = w - p.tau * u
         if v > p.tau * p.l1:
@@ -77,7 +115,7 @@ cdef double lazy_steps(const Prox* p, double w, double u, int64_t k) noexcept no
             if fabs(u) <= p.l1:   # ... and from 0 the dead zone holds it for good
                 return 0.0
             continue
-        fixed = -c / p.l2
+        fixed = -c * p.inv_l2
         if sign * fixed >= 0.0:
             # The fixed point is on this branch's side: the iterates approach it monotonically
             # and never leave the branch.
@@ -103,13 +141,32 @@ cdef inline void catch_up(const Prox* p, Py_ssize_t j, int64_t now, double* w, d
                           int64_t* last, const double* u) noexcept nogil:
     """Bring coordinate j to time `now`: w[j] = w_j(now), w_prev[j] = w_j(now - 1)."""
     cdef int64_t k = now - last[j]
+    cdef double fixed, wj
     if k <= 0:
+        return
+    last[j] = now
+    if p.l1 == 0.0 and k < p.n_decay:
+        # No kink: both points from the table, without a data-dependent branch (the delays are
+        # random, and mispredicted branches were most of the cost of an iteration).
+        wj = w[j]
+        fixed = -u[j] * p.inv_l2
+        w_prev[j] = wj + (wj - fixed) * p.decay[k - 1]
+        w[j] = wj + (wj - fixed) * p.decay[k]
         return
     if k > 1:
         w[j] = lazy_steps(p, w[j], u[j], k - 1)
     w_prev[j] = w[j]
     w[j] = prox_step(p, w[j], u[j])
-    last[j] = now
+
+
+cdef inline void primal_step(const Prox* p, Py_ssize_t j, int64_t now, double* w, double* w_prev,
+                             int64_t* last, double* u, double gradient, double u_scale) noexcept nogil:
+    """Coordinate j (at time now) takes the primal step of eq. (10) with the batch's gradient
+    estimate, to time now + 1, and u_j takes its change (m / n times the estimate)."""
+    w_prev[j] = w[j]
+    w[j] = prox_step(p, w[j], u[j] + gradient)
+    last[j] = now + 1
+    u[j] += u_scale * gradient
 
 
 def spdc_draw(cnp.uint64_t[::1] rng_state, Py_ssize_t[::1] order, Py_ssize_t batch_size,
@@ -137,13 +194,13 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                double[::1] duals, double[::1] w, double[::1] w_prev, int64_t[::1] last,
                double[::1] u, double[::1] scratch, double[::1] dual_change,
                Loss loss, double tau, double sigma, double theta, double delta,
-               double l2, double l1, const Py_ssize_t[::1] picks, Py_ssize_t batch_size,
-               int64_t now):
+               double l2, double l1, const double[::1] decay, const Py_ssize_t[::1] picks,
+               Py_ssize_t batch_size, int64_t now):
     """Run the batches of `picks` (from spdc_draw) in place; return the new time.
 
     w, w_prev, last, u: the delayed state (length n_features + 1, the intercept last); scratch
-    (same length) must be zero and is left zero; dual_change has length batch_size. The caller
-    flushes (spdc_flush) before reading w.
+    (same length) must be zero and is left zero; dual_change has length batch_size; decay is
+    decay_table(tau, l2, size). The caller flushes (spdc_flush) before reading w.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
@@ -154,20 +211,21 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef double* sp = &scratch[0]
     cdef int64_t* lp = &last[0]
     cdef Py_ssize_t m = batch_size, n_batches = picks.shape[0] // batch_size
-    cdef Py_ssize_t b, r, i, k, j, start, end, d = n_features
+    cdef Py_ssize_t b, r, i, k, j, t, start, end, d = n_features
+    cdef Py_ssize_t n_picks = n_batches * batch_size
     cdef double z, c, q, a_old, a_new, g, xv, inv_m = 1.0 / batch_size
     cdef double u_scale = <double>batch_size / n_samples
-    cdef Prox p
-    p.tau = tau
-    p.l1 = l1
-    p.l2 = l2
-    p.log_rate = log1p(tau * l2)
-    p.shrink = 1.0 / (1.0 + tau * l2)
+    cdef Prox p = make_prox(tau, l2, l1, decay)
     with nogil:
         for b in range(n_batches):
             # Dual steps at wbar(now), every sample of the batch before any primal change.
             for r in range(m):
-                i = picks[b * m + r]
+                t = b * m + r
+                i = picks[t]
+                if t + PREFETCH_FAR < n_picks and ptr != NULL:
+                    prefetch(ptr + picks[t + PREFETCH_FAR])
+                if t + PREFETCH_NEAR < n_picks:
+                    prefetch_row(x, ind, ptr, picks[t + PREFETCH_NEAR], n_features)
                 dual_change[r] = 0.0
                 c = sample_weight[i]
                 if c == 0.0:
@@ -189,6 +247,22 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     a_new = step_of(loss, y[i], z, a_old, q)
                 dual_change[r] = a_new - a_old
                 duals[i] = a_new
+            if m == 1:
+                # One row: the gradient estimate is the row itself, no coordinate is shared,
+                # and one pass does the primal step (rows of zero weight skipped the dual pass,
+                # hence the catch_up).
+                i = picks[b]
+                g = -sample_weight[i] * dual_change[0]
+                row_range(ptr, i, n_features, &start, &end)
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    catch_up(&p, j, now, wp, wq, lp, up)
+                    primal_step(&p, j, now, wp, wq, lp, up, g * x[k], u_scale)
+                if bias != 0.0:
+                    catch_up(&p, d, now, wp, wq, lp, up)
+                    primal_step(&p, d, now, wp, wq, lp, up, g * bias, u_scale)
+                now += 1
+                continue
             # The primal step's gradient estimate (1/m) sum -c_i dalpha_i x_i, gathered in scratch.
             for r in range(m):
                 if dual_change[r] == 0.0:
@@ -200,39 +274,30 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     j = ind[k] if ind != NULL else k - start
                     sp[j] += g * x[k]
                 sp[d] += g * bias
-            # Primal step on the coordinates of the batch (the others are delayed), then u.
+            # Primal step on the coordinates of the batch (the others are delayed); a coordinate
+            # shared by several rows of the batch is stepped once (last == now + 1 after).
             for r in range(m):
                 i = picks[b * m + r]
                 row_range(ptr, i, n_features, &start, &end)
-                for k in range(start, end + 1):
-                    if k < end:
-                        j = ind[k] if ind != NULL else k - start
-                    elif bias != 0.0:
-                        j = d
-                    else:
-                        break
-                    catch_up(&p, j, now, wp, wq, lp, up)    # rows of zero weight were skipped
-                    if lp[j] == now + 1:
-                        continue                            # shared with an earlier row of K
-                    wq[j] = wp[j]
-                    wp[j] = prox_step(&p, wp[j], up[j] + sp[j])
-                    lp[j] = now + 1
-                    up[j] += u_scale * sp[j]
-                    sp[j] = 0.0
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    catch_up(&p, j, now, wp, wq, lp, up)
+                    if lp[j] != now + 1:
+                        primal_step(&p, j, now, wp, wq, lp, up, sp[j], u_scale)
+                        sp[j] = 0.0
+                if bias != 0.0 and lp[d] != now + 1:
+                    catch_up(&p, d, now, wp, wq, lp, up)
+                    primal_step(&p, d, now, wp, wq, lp, up, sp[d], u_scale)
+                    sp[d] = 0.0
             now += 1
     return now
 
 
 def spdc_flush(double[::1] w, double[::1] w_prev, int64_t[::1] last, const double[::1] u,
-               double tau, double l2, double l1, int64_t now):
+               double tau, double l2, double l1, const double[::1] decay, int64_t now):
     """Bring every coordinate to time `now` (w exact for the certificate)."""
-    cdef Prox p
+    cdef Prox p = make_prox(tau, l2, l1, decay)
     cdef Py_ssize_t j
-    p.tau = tau
-    p.l1 = l1
-    p.l2 = l2
-    p.log_rate = log1p(tau * l2)
-    p.shrink = 1.0 / (1.0 + tau * l2)
     with nogil:
         for j in range(w.shape[0]):
             catch_up(&p, j, now, &w[0], &w_prev[0], &last[0], &u[0])
