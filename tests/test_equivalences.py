@@ -231,7 +231,8 @@ def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
     for epoch in range(6):
         _, n_active = _sdca.sdca_epoch(data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq,
                                        duals_, v, v, p.loss, p.l2, 0.0, 1, 0.0, False, order, state,
-                                       n_active, 0.0 if epoch else np.inf)
+                                       n_active, 0.0 if epoch else np.inf, np.empty(0),
+                                       np.empty(0, dtype=np.intp))
         duals.append(p.primal_dual(v, duals_)[1])
         assert sorted(order) == list(range(n))                  # still a permutation
     assert 0 < n_active < n

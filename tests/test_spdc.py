@@ -30,40 +30,46 @@ def rare_feature_problem(n=200, d=60, seed=0, loss="logistic"):
 
 def eager_epoch(A, problem, driver, state):
     """The same batches as the kernel's last epoch (driver.picks), every coordinate every
-    iteration, in NumPy: seed 002 Algorithm 2 (eqs. 9, 10) with the perturbation of Sec. 3."""
+    iteration, in NumPy: seed 002 Algorithm 2 (eqs. 9, 10) or 3 (eqs. 21-23), with the
+    perturbation of Sec. 3."""
     w, w_prev, u, duals = state
     n, m = problem.n_samples, driver.batch_size
     c, loss, y = problem.sample_weight, problem.loss, problem.y
     tau, sigma, theta, delta = driver.tau, driver.sigma, driver.theta, driver.delta
     for b in range(len(driver.picks) // m):
         wbar = w + theta * (w - w_prev)
-        g = np.zeros_like(w)
+        g, du = np.zeros_like(w), np.zeros_like(w)
         for i in driver.picks[b * m:(b + 1) * m]:
             if c[i] == 0.0:
                 continue
             z = A[i] @ wbar
-            q = c[i] / sigma
+            s = driver.step_scale[i]              # n p_i / m: 1 unless sampling is weighted
+            q = s / sigma
             old = duals[i]
             duals[i] = loss.step(y[i], z, q * old / (q + delta), q + delta)
-            g -= c[i] * (duals[i] - old) * A[i] / m
+            change = -c[i] * (duals[i] - old) * A[i]
+            g += change / (m * s)                 # the gradient estimate (eqs. 10, 23)
+            du += change / n                      # u's actual change (eq. 22)
         v = w - tau * (u + g)
         w_prev, w = w, np.sign(v) * np.maximum(np.abs(v) - tau * problem.l1, 0.0) / (
             1.0 + tau * problem.l2)
-        u = u + (m / n) * g
+        u = u + du
     return w, w_prev, u, duals
 
 
 @pytest.mark.parametrize("l2", [1e-2, 1e-5, 1e-9])
 @pytest.mark.parametrize("l1", [0.0, 1e-3])
-@pytest.mark.parametrize("loss, batch_size", [("logistic", 1), ("squared", 4), ("hinge", 3)])
-def test_delayed_updates_equal_eager_updates(l2, l1, loss, batch_size):
+@pytest.mark.parametrize("loss, batch_size, sampling", [
+    ("logistic", 1, "uniform"), ("squared", 4, "uniform"), ("hinge", 3, "uniform"),
+    ("smooth_hinge", 1, "weighted")])
+def test_delayed_updates_equal_eager_updates(l2, l1, loss, batch_size, sampling):
     X, y = rare_feature_problem(loss=loss)
     alpha, l1_ratio = l2 + l1, l1 / (l2 + l1)
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=l1_ratio,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
                             loss_params={})
     problem.l2, problem.l1 = l2, l1          # exactly, not through alpha * (1 - l1_ratio)
-    options = solver_options(SPDC, {"batch_size": batch_size})
+    options = solver_options(SPDC, {"batch_size": batch_size, "sampling": sampling})
     driver = SPDC(problem, options, seed=3)
     A = np.column_stack([X.toarray(), np.full(X.shape[0], problem.bias)])
     state = (driver.w.copy(), driver.w.copy(), driver.u.copy(), driver.duals.copy())
@@ -118,3 +124,70 @@ def test_spdc_options_are_checked():
         fastdual.train(X, y, solver="spdc", l1_ratio=1.0)
     with pytest.raises(ValueError, match=r"solver='spdc' has the options \['batch_size', "):
         fastdual.train(X, y, solver="spdc", shrinking=False)
+
+
+def row_norm_spread_problem(n=300, d=10, seed=5):
+    """Rows whose norms span two orders of magnitude (the case weighted sampling is for)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-1, 1, (n, 1))
+    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_alias_table_encodes_the_probabilities():
+    from fastdual._core.sampling import alias_table
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 1000):
+        p = rng.random(n) ** 3
+        p /= p.sum()
+        keep, alias = alias_table(p)
+        implied = keep + np.bincount(alias, weights=1.0 - keep, minlength=n)
+        np.testing.assert_allclose(implied / n, p, rtol=1e-10, atol=1e-15)
+
+
+def test_weighted_sampling_frequencies_follow_eq_20():
+    """Chi-square test of the kernel's draws against eq. (20) with the seed's alpha = 0.6: a
+    fixed seed, 200 epochs of draws, and the stated tolerance p-value > 1e-3 (it is a test of
+    the sampler, which either follows the distribution or is off by far more)."""
+    from scipy.stats import chisquare
+    from fastdual.solvers import _spdc
+    X, y = row_norm_spread_problem()
+    problem = build_problem(X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0,
+                            fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = SPDC(problem, solver_options(SPDC, {"sampling": "weighted", "sampling_mix": 0.6}),
+                  seed=1)
+    norms = np.linalg.norm(X, axis=1)
+    expected = 0.4 / len(y) + 0.6 * norms / norms.sum()            # eq. (20)
+    counts = np.zeros(len(y))
+    for _ in range(200):
+        _spdc.spdc_draw(driver.rng_state, driver.order, 1, driver.picks, driver.alias_keep,
+                        driver.alias)
+        counts += np.bincount(driver.picks, minlength=len(y))
+    assert chisquare(counts, counts.sum() * expected).pvalue > 1e-3
+    np.testing.assert_allclose(driver.step_scale, len(y) * expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge"])
+def test_weighted_spdc_reaches_sdcas_optimum_on_rows_of_spread_norms(loss):
+    X, y = row_norm_spread_problem()
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    kwargs = dict(loss=loss, alpha=1e-3, sample_weight=weights, random_state=0)
+    tol = 1e-8 if loss in SMOOTH_LOSSES else 1e-5
+    reference = fastdual.train(X, y, tol=1e-10, max_epochs=100_000, **kwargs)
+    model = fastdual.train(X, y, solver="spdc", sampling="weighted", tol=tol, max_epochs=20_000,
+                           **kwargs)
+    assert model.converged_
+    assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
+
+
+def test_weighted_sampling_options_are_checked():
+    X, y = row_norm_spread_problem(n=40)
+    with pytest.raises(ValueError, match="sampling='weighted' .* takes batch_size=1"):
+        fastdual.train(X, y, solver="spdc", sampling="weighted", batch_size=2)
+    with pytest.raises(ValueError, match=r"sampling_mix must be in \(0, 1\) and needs "):
+        fastdual.train(X, y, solver="spdc", sampling_mix=0.5)
+    with pytest.raises(ValueError, match=r"sampling_mix must be in \(0, 1\)"):
+        fastdual.train(X, y, solver="spdc", sampling="weighted", sampling_mix=1.0)
+    with pytest.raises(ValueError, match=r"sampling must be one of \['uniform', 'weighted'\]"):
+        fastdual.train(X, y, solver="spdc", sampling="permutation")

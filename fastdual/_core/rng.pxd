@@ -73,6 +73,19 @@ cdef inline Py_ssize_t rng_below(RandomState* rs, Py_ssize_t n) noexcept nogil:
             return <Py_ssize_t>(r % bound)
 
 
+cdef inline double rng_uniform(RandomState* rs) noexcept nogil:
+    """Uniform double in [0, 1): the top 53 bits of a draw."""
+    return <double>(rng_next(rs) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline Py_ssize_t rng_alias(RandomState* rs, const double* keep, const Py_ssize_t* alias,
+                                 Py_ssize_t n) noexcept nogil:
+    """Index k drawn with the probabilities of the alias table (keep, alias) of
+    fastdual._core.sampling.alias_table: j uniform, kept with probability keep[j], else alias[j]."""
+    cdef Py_ssize_t j = rng_below(rs, n)
+    return j if rng_uniform(rs) < keep[j] else alias[j]
+
+
 cdef inline void rng_shuffle(RandomState* rs, Py_ssize_t* order, Py_ssize_t n) noexcept nogil:
     """Fisher-Yates shuffle of order[0:n] in place."""
     cdef Py_ssize_t i, j, tmp

@@ -34,7 +34,7 @@ from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
 from fastdual._core.losses cimport Loss, step_of, slope_of
-from fastdual._core.rng cimport RandomState, rng_below, rng_shuffle
+from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
 
@@ -58,11 +58,13 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                double[::1] duals, double[::1] v, double[::1] w,
                Loss loss, double l2, double l1, int option, double q_max,
                bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
-               Py_ssize_t n_active, double shrink_threshold):
+               Py_ssize_t n_active, double shrink_threshold,
+               const double[::1] alias_keep, const Py_ssize_t[::1] alias):
     """Run one epoch in place on duals, v, w, order and rng_state.
 
     Visits the n_active samples of order[0:n_active] in a fresh random order (or n_samples
-    uniform draws with replacement, then without shrinking). Returns (max_slope, n_active): the
+    draws with replacement, then without shrinking: uniform, or with the probabilities of the
+    alias table (alias_keep, alias) when it is not empty). Returns (max_slope, n_active): the
     largest projected slope c_i |d/da| over the steps that moved, and the new active-set size.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
@@ -71,6 +73,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef double* v_ptr = &v[0]
     cdef double* w_ptr = &w[0]
     cdef bint elastic = l1 > 0.0
+    cdef bint weighted = alias_keep.shape[0] > 0
     cdef bint shrinking = loss.has_box and not with_replacement
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
@@ -90,7 +93,9 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             n_steps = n_active
         t = 0
         while t < n_steps:
-            if with_replacement:
+            if weighted:
+                i = rng_alias(&rs, &alias_keep[0], &alias[0], n_samples)
+            elif with_replacement:
                 i = rng_below(&rs, n_samples)
             else:
                 i = order[t]

@@ -1,15 +1,20 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""SPDC epochs (seed 002, Algorithms 1 and 2) with the delayed updates of Sec. 6.
+"""SPDC epochs (seed 002, Algorithms 1, 2 and 3) with the delayed updates of Sec. 6.
 
 Saddle form (seed 002 eq. 4), in fastdual's dual convention alpha_i = -y_i (the seed's y_i):
 
     min_w max_alpha (1/n) sum_i c_i (-alpha_i x_i . w - phi*(-alpha_i)) + l2/2 ||w||^2 + l1 ||w||_1
 
-Iteration t, batch K of m samples (m = 1: Algorithm 1):
-  dual (eq. 9):   alpha_i <- conjugate_prox(y_i, x_i . wbar, alpha_i, q = c_i / sigma)   (i in K)
+Sample weights enter as the seed's problem with rows sqrt(c_i) x_i and losses
+c_i phi(. / sqrt(c_i)), whose conjugates are all gamma-strongly convex; in the normalised duals
+alpha_i that is the same algorithm with the curvatures below (docs/math.md, "SPDC").
+
+Iteration t, batch K of m samples, s_i = n p_i / m (p_i the probability that i is in K; s_i = 1
+for uniform sampling, Algorithms 1 and 2; s_i = n p_i for weighted sampling, Algorithm 3):
+  dual (eqs. 9, 21): alpha_i <- conjugate_prox(y_i, x_i . wbar, alpha_i, q = s_i / sigma), i in K
                   (with the seed's perturbation delta/2 alpha^2 added to phi* when delta > 0, which
                   is the same prox at curvature q + delta around q alpha_i / (q + delta))
-  primal (eq. 10): w <- prox_{tau g}(w - tau (u + (1/m) sum_{i in K} -c_i dalpha_i x_i)),
+  primal (eqs. 10, 23): w <- prox_{tau g}(w - tau (u + (1/m) sum_{i in K} -c_i dalpha_i x_i / s_i)),
                   prox_{tau g}(v) = soft_threshold(v, tau l1) / (1 + tau l2)
   u <- u + (1/n) sum_{i in K} -c_i dalpha_i x_i         (u = -(1/n) sum_i c_i alpha_i x_i)
   wbar <- w + theta (w - w_previous)
@@ -31,7 +36,7 @@ from libc.math cimport expm1, log1p, fabs, ceil
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss, step_of
-from fastdual._core.rng cimport RandomState, rng_below, rng_shuffle
+from fastdual._core.rng cimport RandomState, rng_alias, rng_below
 from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
 
 cnp.import_array()
@@ -170,17 +175,25 @@ cdef inline void primal_step(const Prox* p, Py_ssize_t j, int64_t now, double* w
 
 
 def spdc_draw(cnp.uint64_t[::1] rng_state, Py_ssize_t[::1] order, Py_ssize_t batch_size,
-              Py_ssize_t[::1] picks):
-    """The samples of one epoch: ceil(n / m) batches of m, one sample drawn uniformly from each
-    of the m groups that partition order (group g = order[g n / m : (g + 1) n / m], the seed's
-    stratified mini-batch: each sample is picked with probability about m / n). m = 1 is uniform
-    sampling with replacement (Algorithm 1)."""
-    cdef Py_ssize_t n = order.shape[0], m = batch_size, b, g, start, end
+              Py_ssize_t[::1] picks, const double[::1] alias_prob, const Py_ssize_t[::1] alias):
+    """The samples of one epoch, ceil(n / m) batches of m.
+
+    Uniform (alias_prob empty): one sample drawn uniformly from each of the m groups that
+    partition order (group g = order[g n / m : (g + 1) n / m]: the seed's stratified mini-batch,
+    each sample picked with probability about m / n); m = 1 is uniform sampling with replacement
+    (Algorithm 1). Weighted (m = 1, Algorithm 3): sample k with the probabilities encoded by
+    the alias table (alias_prob, alias) of fastdual._core.sampling.alias_table.
+    """
+    cdef Py_ssize_t n = order.shape[0], m = batch_size, b, g, start, end, j
     cdef Py_ssize_t n_batches = picks.shape[0] // m
+    cdef bint weighted = alias_prob.shape[0] > 0
     cdef RandomState rs
     rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
     with nogil:
         for b in range(n_batches):
+            if weighted:
+                picks[b] = rng_alias(&rs, &alias_prob[0], &alias[0], n)
+                continue
             for g in range(m):
                 start = g * n // m
                 end = (g + 1) * n // m
@@ -193,6 +206,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                const double[::1] y, const double[::1] sample_weight,
                double[::1] duals, double[::1] w, double[::1] w_prev, int64_t[::1] last,
                double[::1] u, double[::1] scratch, double[::1] dual_change,
+               const double[::1] step_scale,
                Loss loss, double tau, double sigma, double theta, double delta,
                double l2, double l1, const double[::1] decay, const Py_ssize_t[::1] picks,
                Py_ssize_t batch_size, int64_t now):
@@ -213,7 +227,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef Py_ssize_t m = batch_size, n_batches = picks.shape[0] // batch_size
     cdef Py_ssize_t b, r, i, k, j, t, start, end, d = n_features
     cdef Py_ssize_t n_picks = n_batches * batch_size
-    cdef double z, c, q, a_old, a_new, g, xv, inv_m = 1.0 / batch_size
+    cdef double z, c, q, a_old, a_new, g, u_change, inv_m = 1.0 / batch_size
     cdef double u_scale = <double>batch_size / n_samples
     cdef Prox p = make_prox(tau, l2, l1, decay)
     with nogil:
@@ -240,7 +254,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     catch_up(&p, d, now, wp, wq, lp, up)
                     z += bias * (wp[d] + theta * (wp[d] - wq[d]))
                 a_old = duals[i]
-                q = c / sigma
+                q = step_scale[i] / sigma
                 if delta > 0.0:
                     a_new = step_of(loss, y[i], z, q * a_old / (q + delta), q + delta)
                 else:
@@ -252,15 +266,17 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 # and one pass does the primal step (rows of zero weight skipped the dual pass,
                 # hence the catch_up).
                 i = picks[b]
-                g = -sample_weight[i] * dual_change[0]
+                g = -sample_weight[i] * dual_change[0] / step_scale[i]
                 row_range(ptr, i, n_features, &start, &end)
+                # u changes by (1/n) -c_i dalpha_i x_i: the estimate times s_i m / n.
+                u_change = u_scale * step_scale[i]
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
                     catch_up(&p, j, now, wp, wq, lp, up)
-                    primal_step(&p, j, now, wp, wq, lp, up, g * x[k], u_scale)
+                    primal_step(&p, j, now, wp, wq, lp, up, g * x[k], u_change)
                 if bias != 0.0:
                     catch_up(&p, d, now, wp, wq, lp, up)
-                    primal_step(&p, d, now, wp, wq, lp, up, g * bias, u_scale)
+                    primal_step(&p, d, now, wp, wq, lp, up, g * bias, u_change)
                 now += 1
                 continue
             # The primal step's gradient estimate (1/m) sum -c_i dalpha_i x_i, gathered in scratch.
@@ -268,7 +284,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 if dual_change[r] == 0.0:
                     continue
                 i = picks[b * m + r]
-                g = -sample_weight[i] * dual_change[r] * inv_m
+                g = -sample_weight[i] * dual_change[r] * inv_m / step_scale[i]
                 row_range(ptr, i, n_features, &start, &end)
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start

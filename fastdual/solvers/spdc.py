@@ -1,6 +1,8 @@
-"""SPDC (seed 002, Algorithms 1 and 2): the driver around the epoch kernel of _spdc.pyx.
+"""SPDC (seed 002, Algorithms 1, 2 and 3): the driver around the epoch kernel of _spdc.pyx.
 
-Step sizes from Theorem 1 (eq. 12) unless given. Non-smooth losses (gamma = 0) are solved
+Step sizes from Theorem 1 (eq. 12), or Theorem 6 (eq. 24) for weighted sampling, unless given.
+Sample weights c_i are the seed's problem with rows sqrt(c_i) x_i (see _spdc.pyx), so the norms
+below are sqrt(c_i) ||x_i|| (the intercept feature included). Non-smooth losses (gamma = 0) are solved
 through the seed's perturbation (Sec. 3): phi* gains delta/2 alpha^2, which makes it
 delta-strongly convex. The certificate is always that of the unperturbed problem; delta starts
 at 1e-2 P(0) / B^2 (B the largest |dual| the loss allows) and shrinks tenfold whenever the
@@ -8,6 +10,7 @@ certified gap falls below delta B^2, the most the perturbation can cost, so any 
 """
 import numpy as np
 
+from fastdual._core.sampling import alias_table
 from fastdual._loop import Option
 from fastdual.solvers import _spdc
 from fastdual.solvers.sdca import soft_threshold
@@ -22,6 +25,11 @@ class SPDC:
         "batch_size": Option(1, kind=int,
                              help="m of Algorithm 2 (1: Algorithm 1); an epoch is ceil(n/m) "
                                   "iterations"),
+        "sampling": Option("uniform", choices=("uniform", "weighted"),
+                           help="uniform (Algorithms 1, 2) or by row norm (Algorithm 3, eq. 20; "
+                                "batch_size 1)"),
+        "sampling_mix": Option(None, kind=float,
+                               help="the seed's alpha in eq. (20), in (0, 1) (default: eq. 25)"),
         "tau": Option(None, kind=float, help="primal step size (default: eq. 12)"),
         "sigma": Option(None, kind=float, help="dual step size (default: eq. 12)"),
         "theta": Option(None, kind=float, help="extrapolation, in (0, 1] (default: eq. 12)"),
@@ -30,6 +38,13 @@ class SPDC:
     def __init__(self, problem, options, seed, initial_duals=None):
         if options["theta"] is not None and options["theta"] > 1.0:
             raise ValueError(f"theta must be in (0, 1], got {options['theta']!r}")
+        self.weighted = options["sampling"] == "weighted"
+        if self.weighted and options["batch_size"] != 1:
+            raise ValueError("sampling='weighted' (Algorithm 3) takes batch_size=1")
+        mix = options["sampling_mix"]
+        if mix is not None and not (self.weighted and mix < 1.0):
+            raise ValueError(f"sampling_mix must be in (0, 1) and needs sampling='weighted', "
+                             f"got {mix!r}")
         self.problem = problem
         n, d = problem.n_samples, problem.n_features
         self.batch_size = min(options["batch_size"], n)
@@ -50,8 +65,9 @@ class SPDC:
         self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
         self.picks = np.empty(-(-n // self.batch_size) * self.batch_size, dtype=np.intp)
 
-        self.radius = float(np.sqrt(np.max(problem.squared_norms())))
-        self.weight_max = float(np.max(problem.sample_weight))
+        self.norms = np.sqrt(problem.sample_weight * problem.squared_norms())
+        self.radius = float(np.max(self.norms))
+        self.mix = mix
         self.delta = 0.0
         self.bound_sq = 0.0
         if problem.loss.gamma == 0.0:
@@ -59,19 +75,41 @@ class SPDC:
             self.bound_sq = float(np.max(np.maximum(lower ** 2, upper ** 2)))
             p_zero = problem.primal_dual(np.zeros(d + 1), np.zeros(n))[0]
             self.delta = 1e-2 * max(p_zero, np.finfo(float).tiny) / self.bound_sq
+        self.step_scale = np.ones(n)
+        self.alias_keep = np.empty(0)
+        self.alias = np.empty(0, dtype=np.intp)
         self._set_steps()
 
     def _set_steps(self):
-        """tau, sigma, theta of eq. (12), for the batch size and the (perturbed) gamma; the
-        weights c_i make phi_i = c_i phi (gamma / c_i)-strongly convex in the conjugate."""
+        """tau, sigma, theta of eq. (12) for the batch size, or of eq. (24) for weighted
+        sampling (with the mix of eq. (25) unless given), for the (perturbed) gamma."""
         n, m, radius = self.problem.n_samples, self.batch_size, self.radius
-        gamma = (self.problem.loss.gamma + self.delta) / self.weight_max
+        gamma = self.problem.loss.gamma + self.delta
         lam = self.problem.l2
-        tau, sigma, theta = self.user_steps
-        self.tau = tau if tau is not None else np.sqrt(m * gamma / (n * lam)) / (2 * radius)
-        self.sigma = sigma if sigma is not None else np.sqrt(n * lam / (m * gamma)) / (2 * radius)
-        self.theta = theta if theta is not None else (
-            1.0 - 1.0 / (n / m + 2 * radius * np.sqrt(n / (m * lam * gamma))))
+        if self.weighted:
+            mean = float(np.mean(self.norms))
+            mix = self.mix
+            if mix is None:                                   # eq. (25)
+                rho = radius / mean - 1.0
+                kappa = radius ** 2 / (lam * gamma)
+                root = np.sqrt(rho) * (kappa / n) ** 0.25
+                mix = 0.0 if rho <= np.sqrt(n / kappa) else (root - 1.0) / (root + rho)
+            probabilities = (1.0 - mix) / n + mix * self.norms / np.sum(self.norms)
+            self.step_scale = n * probabilities
+            self.alias_keep, self.alias = alias_table(probabilities / probabilities.sum())
+            radius = 1.0 / ((1.0 - mix) / radius + mix / mean)  # R_alpha of Theorem 6
+            tau = np.sqrt(gamma / (n * lam)) / (2 * radius)
+            sigma = np.sqrt(n * lam / gamma) / (2 * radius)
+            theta = 1.0 - 1.0 / (n / (1.0 - mix) + radius * np.sqrt(n / (lam * gamma)))
+            self.sampling_mix_ = mix
+        else:
+            tau = np.sqrt(m * gamma / (n * lam)) / (2 * radius)
+            sigma = np.sqrt(n * lam / (m * gamma)) / (2 * radius)
+            theta = 1.0 - 1.0 / (n / m + 2 * radius * np.sqrt(n / (m * lam * gamma)))
+        given = self.user_steps
+        self.tau = given[0] if given[0] is not None else tau
+        self.sigma = given[1] if given[1] is not None else sigma
+        self.theta = given[2] if given[2] is not None else theta
         # The closed form's factor for delays up to a few epochs' worth of iterations (a
         # coordinate seen less often than that pays one expm1 when it is seen).
         self.decay = _spdc.decay_table(self.tau, lam, min(4 * (n // m + 1), 1 << 16))
@@ -83,11 +121,13 @@ class SPDC:
     def epoch(self):
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
-        _spdc.spdc_draw(self.rng_state, self.order, self.batch_size, self.picks)
+        _spdc.spdc_draw(self.rng_state, self.order, self.batch_size, self.picks,
+                        self.alias_keep, self.alias)
         self.now = _spdc.spdc_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.duals, self.w, self.w_prev, self.last,
-            self.u, self.scratch, self.dual_change, problem.loss, self.tau, self.sigma,
+            self.u, self.scratch, self.dual_change, self.step_scale, problem.loss, self.tau,
+            self.sigma,
             self.theta, self.delta, problem.l2, problem.l1, self.decay, self.picks,
             self.batch_size, self.now)
 

@@ -1,0 +1,51 @@
+"""SDCA's importance sampling (sampling="weighted"): the distribution it states, monotone dual
+ascent under it, and the same optimum as the other samplings."""
+import numpy as np
+import pytest
+
+import fastdual
+from conftest import SMOOTH_LOSSES
+from fastdual._problem import build_problem
+from fastdual.solvers import solver_options
+from fastdual.solvers.sdca import SDCA
+
+
+def spread_problem(n=300, d=10, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-1, 1, (n, 1))
+    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_the_importance_distribution(loss):
+    X, y = spread_problem()
+    weights = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    problem = build_problem(X, y, loss=loss, alpha=1e-3, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=weights,
+                            loss_params={})
+    driver = SDCA(problem, solver_options(SDCA, {"sampling": "weighted"}), seed=0)
+    c = weights * len(y) / weights.sum()
+    importance = c * (np.sum(X ** 2, axis=1) + 1.0)          # the intercept feature of value 1
+    if loss == "logistic":                                    # gamma = 4
+        expected = 1.0 + importance / (1e-3 * 4.0 * len(y))
+    else:
+        expected = 0.5 / len(y) + 0.5 * np.sqrt(importance) / np.sqrt(importance).sum()
+    np.testing.assert_allclose(driver.probabilities, expected / expected.sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge", "squared"])
+def test_weighted_sdca_ascends_and_reaches_the_optimum(loss):
+    X, y = spread_problem()
+    if loss == "squared":
+        y = X @ np.ones(X.shape[1])
+    kwargs = dict(loss=loss, alpha=1e-3, random_state=0)
+    reference = fastdual.train(X, y, tol=1e-10, max_epochs=100_000, **kwargs)
+    run = fastdual.train(X, y, sampling="weighted", tol=0.0, max_epochs=15, check_every=1,
+                         **kwargs)
+    duals = np.array([h["dual"] for h in run.history_])
+    assert np.all(np.diff(duals) >= -1e-12 * abs(duals[-1]))
+    tol = 1e-8 if loss in SMOOTH_LOSSES else 1e-5
+    model = fastdual.train(X, y, sampling="weighted", tol=tol, max_epochs=100_000, **kwargs)
+    assert model.converged_
+    assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
