@@ -120,8 +120,6 @@ def test_spdc_options_are_checked():
         fastdual.train(X, y, solver="spdc", sigma=-1.0)
     with pytest.raises(ValueError, match=r"theta must be in \(0, 1\]"):
         fastdual.train(X, y, solver="spdc", theta=1.5)
-    with pytest.raises(ValueError, match="solver='spdc' needs an l2 term"):
-        fastdual.train(X, y, solver="spdc", l1_ratio=1.0)
     with pytest.raises(ValueError, match=r"solver='spdc' has the options \['batch_size', "):
         fastdual.train(X, y, solver="spdc", shrinking=False)
 
@@ -191,3 +189,17 @@ def test_weighted_sampling_options_are_checked():
         fastdual.train(X, y, solver="spdc", sampling="weighted", sampling_mix=1.0)
     with pytest.raises(ValueError, match=r"sampling must be one of \['uniform', 'weighted'\]"):
         fastdual.train(X, y, solver="spdc", sampling="permutation")
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
+def test_spdc_pure_l1_by_continuation(loss):
+    """l1_ratio = 1: the helper l2 falls (l2_added_ far below alpha) and both solvers' certified
+    primals agree within their gaps, on the pure-l1 objective."""
+    X, y = problem_for(loss, n=200, d=30, seed=4, sparse=True)
+    kwargs = dict(loss=loss, alpha=0.02, l1_ratio=1.0, random_state=0, max_epochs=5000)
+    model = fastdual.train(X, y, solver="spdc", tol=2e-3, **kwargs)
+    assert model.converged_ and model.l2_added_ <= 0.02 / 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        reference = fastdual.train(X, y, tol=2e-3, **kwargs)
+    assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_

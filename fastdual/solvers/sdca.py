@@ -9,12 +9,9 @@ import numpy as np
 from fastdual._core.sampling import alias_table
 from fastdual._loop import Option
 from fastdual.solvers import _sdca
+from fastdual.solvers.common import helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
-
-
-def soft_threshold(v, kappa):
-    return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
 
 
 class SDCA:
@@ -156,9 +153,7 @@ class SDCA:
         # optimisation), the helper strength shrinks tenfold; the duals carry over, v and w are
         # rescaled to the new strength (v = X^T(c duals) / (working_l2 n)), until the exact
         # pure-l1 certificate reaches tol.
-        w = checkpoint.w
-        primal, dual = self.problem.primal_dual(w, checkpoint.duals, l2=self.working_l2)
-        if primal - dual <= 0.25 * self.working_l2 * float(w @ w):
+        if helper_can_shrink(self.problem, checkpoint, self.working_l2):
             factor = 0.1
             self.working_l2 *= factor
             self.v /= factor

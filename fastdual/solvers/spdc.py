@@ -1,6 +1,8 @@
 """SPDC (seed 002, Algorithms 1, 2 and 3): the driver around the epoch kernel of _spdc.pyx.
 
 Step sizes from Theorem 1 (eq. 12), or Theorem 6 (eq. 24) for weighted sampling, unless given.
+Pure l1 (no l2 term) is solved with the seed's primal perturbation working_l2/2 ||w||^2, lowered
+by continuation (after_check); the certificate is that of the pure-l1 problem.
 Sample weights c_i are the seed's problem with rows sqrt(c_i) x_i (see _spdc.pyx), so the norms
 below are sqrt(c_i) ||x_i|| (the intercept feature included). Non-smooth losses (gamma = 0) are solved
 through the seed's perturbation (Sec. 3): phi* gains delta/2 alpha^2, which makes it
@@ -13,14 +15,14 @@ import numpy as np
 from fastdual._core.sampling import alias_table
 from fastdual._loop import Option
 from fastdual.solvers import _spdc
-from fastdual.solvers.sdca import soft_threshold
+from fastdual.solvers.common import helper_can_shrink, soft_threshold
 
 
 class SPDC:
     name = "spdc"
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
               "epsilon_insensitive")
-    pure_l1 = False
+    pure_l1 = True
     options = {
         "batch_size": Option(1, kind=int,
                              help="m of Algorithm 2 (1: Algorithm 1); an epoch is ceil(n/m) "
@@ -55,7 +57,11 @@ class SPDC:
         if initial_duals is not None:
             problem.primal_dual(np.zeros(d + 1), self.duals, l2=1.0, v_out=v)
         self.u = -v
-        self.w = soft_threshold(v / problem.l2, problem.l1 / problem.l2)
+        # Pure l1: g gains the seed's perturbation working_l2/2 ||w||^2 (Sec. 3), lowered by
+        # continuation as SDCA's helper is (after_check).
+        self.continuation = problem.l2 == 0.0
+        self.working_l2 = problem.l1 if self.continuation else problem.l2
+        self.w = soft_threshold(v / self.working_l2, problem.l1 / self.working_l2)
         self.w_prev = self.w.copy()
         self.last = np.zeros(d + 1, dtype=np.int64)
         self.now = 0
@@ -85,7 +91,7 @@ class SPDC:
         sampling (with the mix of eq. (25) unless given), for the (perturbed) gamma."""
         n, m, radius = self.problem.n_samples, self.batch_size, self.radius
         gamma = self.problem.loss.gamma + self.delta
-        lam = self.problem.l2
+        lam = self.working_l2
         if self.weighted:
             mean = float(np.mean(self.norms))
             mix = self.mix
@@ -116,7 +122,7 @@ class SPDC:
 
     @property
     def helper_l2(self):
-        return 0.0
+        return self.working_l2 if self.continuation else 0.0
 
     def epoch(self):
         problem = self.problem
@@ -128,19 +134,28 @@ class SPDC:
             problem.y, problem.sample_weight, self.duals, self.w, self.w_prev, self.last,
             self.u, self.scratch, self.dual_change, self.step_scale, problem.loss, self.tau,
             self.sigma,
-            self.theta, self.delta, problem.l2, problem.l1, self.decay, self.picks,
+            self.theta, self.delta, self.working_l2, problem.l1, self.decay, self.picks,
             self.batch_size, self.now)
 
     def check_due(self, epoch):
         return None
 
     def point(self):
-        _spdc.spdc_flush(self.w, self.w_prev, self.last, self.u, self.tau, self.problem.l2,
+        _spdc.spdc_flush(self.w, self.w_prev, self.last, self.u, self.tau, self.working_l2,
                          self.problem.l1, self.decay, self.now)
         return self.w, self.duals
 
     def after_check(self, checkpoint):
         # point() flushed: every coordinate is at the current time, so the steps may change.
+        changed = False
         if self.delta > 0.0 and checkpoint.gap <= self.delta * self.bound_sq:
-            self.delta *= 0.1
+            self.delta *= 0.1          # the certified gap is down to what the perturbation costs
+            changed = True
+        if self.continuation:
+            # As SDCA's: once the working problem is solved well below the bias its helper term
+            # puts on the l1 optimum, the helper shrinks tenfold (w and u carry over).
+            if helper_can_shrink(self.problem, checkpoint, self.working_l2):
+                self.working_l2 *= 0.1
+                changed = True
+        if changed:
             self._set_steps()

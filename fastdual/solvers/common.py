@@ -1,0 +1,16 @@
+"""What more than one driver uses: the soft threshold (grad g* for the elastic net) and the
+pure-l1 continuation test (seed 000 Sec. 3.1, seed 002 Sec. 3)."""
+import numpy as np
+
+
+def soft_threshold(v, kappa):
+    return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
+
+
+def helper_can_shrink(problem, checkpoint, working_l2):
+    """Pure l1 solved with a helper working_l2/2 ||w||^2: True once the working problem's own
+    gap at the checkpoint is below a quarter of working_l2 ||w||^2, i.e. once the distance to
+    the l1 optimum is dominated by the helper's bias, not by optimisation: time to lower it."""
+    w = checkpoint.w
+    primal, dual = problem.primal_dual(w, checkpoint.duals, l2=working_l2)
+    return primal - dual <= 0.25 * working_l2 * float(w @ w)
