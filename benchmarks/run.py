@@ -44,7 +44,7 @@ FULL = dict(datasets=list(D.ALL_DATASETS), alphas=[1e-4, 1e-6], repeats=3, n_sam
 QUICK = dict(datasets=["a9a", "reuters_lasvm"], alphas=[1e-4], repeats=1, n_samples=5000,
              max_seconds=2.0, max_run_seconds=1.0)
 # solvers whose budget is one pass over the data: their epoch cost is measured too
-EPOCH_SOLVERS = ("fastdual", "lightning-SDCA", "sklearn-saga", "sklearn-SGD")
+EPOCH_SOLVERS = ("fastdual", "fastdual-spdc", "lightning-SDCA", "sklearn-saga", "sklearn-SGD")
 
 
 def epoch_cost(solver, ctx, repeats, e1=2, e2=10, min_seconds=0.05, max_epochs=1280):

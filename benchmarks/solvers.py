@@ -91,9 +91,13 @@ FASTDUAL_LOSS = {"hinge": "hinge", "squared_hinge": "squared_hinge", "logistic":
 
 
 class FastDual(Solver):
-    name = "fastdual"
+    """fastdual with one of its solvers: "fastdual" is SDCA, "fastdual-spdc" SPDC."""
     package = "fastdual"
     problems = tuple(FASTDUAL_LOSS)
+
+    def __init__(self, solver="sdca"):
+        self.solver = solver
+        self.name = "fastdual" if solver == "sdca" else "fastdual-" + solver
 
     def available(self):
         reason = _import_reason("fastdual")
@@ -109,7 +113,7 @@ class FastDual(Solver):
     def _kwargs(self, ctx):
         p = ctx["problem"]
         kw = dict(loss=FASTDUAL_LOSS[p.name], alpha=ctx["alpha"], l1_ratio=p.l1_ratio,
-                  fit_intercept=False, solver="sdca", random_state=0, verbose=0)
+                  fit_intercept=False, solver=self.solver, random_state=0, verbose=0)
         if p.loss == "smooth_hinge":
             kw["gamma"] = p.gamma
         return kw
@@ -386,7 +390,7 @@ class LightningSAGA(Solver):
 
 def all_solvers():
     return [
-        FastDual(),
+        FastDual(), FastDual("spdc"),
         Liblinear("dual"), Liblinear("primal"),
         SklearnLinearSVC(), SklearnLogistic("saga"), SklearnLogistic("lbfgs"),
         SklearnRidge("sag"), SklearnRidge("saga"), SklearnRidge("sparse_cg"),

@@ -241,9 +241,8 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 if t + PREFETCH_NEAR < n_picks:
                     prefetch_row(x, ind, ptr, picks[t + PREFETCH_NEAR], n_features)
                 dual_change[r] = 0.0
-                c = sample_weight[i]
-                if c == 0.0:
-                    continue
+                # Every coordinate of the row is brought to `now` here, also for a row of zero
+                # weight, so the primal pass needs no catch-up.
                 row_range(ptr, i, n_features, &start, &end)
                 z = 0.0
                 for k in range(start, end):
@@ -253,6 +252,9 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 if bias != 0.0:
                     catch_up(&p, d, now, wp, wq, lp, up)
                     z += bias * (wp[d] + theta * (wp[d] - wq[d]))
+                c = sample_weight[i]
+                if c == 0.0:
+                    continue
                 a_old = duals[i]
                 q = step_scale[i] / sigma
                 if delta > 0.0:
@@ -263,8 +265,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 duals[i] = a_new
             if m == 1:
                 # One row: the gradient estimate is the row itself, no coordinate is shared,
-                # and one pass does the primal step (rows of zero weight skipped the dual pass,
-                # hence the catch_up).
+                # and one pass does the primal step.
                 i = picks[b]
                 g = -sample_weight[i] * dual_change[0] / step_scale[i]
                 row_range(ptr, i, n_features, &start, &end)
@@ -272,10 +273,8 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 u_change = u_scale * step_scale[i]
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
-                    catch_up(&p, j, now, wp, wq, lp, up)
                     primal_step(&p, j, now, wp, wq, lp, up, g * x[k], u_change)
                 if bias != 0.0:
-                    catch_up(&p, d, now, wp, wq, lp, up)
                     primal_step(&p, d, now, wp, wq, lp, up, g * bias, u_change)
                 now += 1
                 continue
@@ -297,12 +296,10 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 row_range(ptr, i, n_features, &start, &end)
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
-                    catch_up(&p, j, now, wp, wq, lp, up)
                     if lp[j] != now + 1:
                         primal_step(&p, j, now, wp, wq, lp, up, sp[j], u_scale)
                         sp[j] = 0.0
                 if bias != 0.0 and lp[d] != now + 1:
-                    catch_up(&p, d, now, wp, wq, lp, up)
                     primal_step(&p, d, now, wp, wq, lp, up, sp[d], u_scale)
                     sp[d] = 0.0
             now += 1
