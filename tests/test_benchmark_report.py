@@ -47,3 +47,16 @@ def test_elastic_net_target_is_tick_or_a_third_of_saga():
     missed = report.target_table([case("enet_logistic", {"fastdual": 0.05, "tick-SVRG": 0.2,
                                                          "sklearn-saga": 0.12})])
     assert "Met in 0 of 1" in missed
+
+
+def test_small_alpha_target_takes_the_faster_fastdual_solver():
+    cases = [case("logistic", {"fastdual": 0.3, "fastdual-spdc": 0.1, "snapml": 0.2,
+                               "liblinear-primal": 0.05}, alpha=1e-6),
+             case("ridge", {"fastdual": 0.3, "fastdual-spdc": 0.4, "liblinear-dual": 0.2},
+                  alpha=1e-6),
+             case("hinge", {"fastdual": 0.1, "snapml": 0.01})]     # alpha 1e-4: not counted
+    text = report.small_alpha_table(cases)
+    first, second = rows(text)
+    assert first[4] == "snapml" and first[7] == "yes" and first[-1].strip(" |") == "0.50"
+    assert second[4] == "liblinear-dual" and second[7] == "no"
+    assert "Met in 1 of 2 cases." in text
