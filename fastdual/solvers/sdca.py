@@ -81,23 +81,18 @@ class SDCA:
         self.run_start = 0
 
     def _set_sampling(self):
-        """Importance sampling (sampling="weighted"): for a (1/gamma)-smooth loss, p_i
-        proportional to 1 + c_i ||x_i||^2 / (l2 gamma n), the distribution that makes the
-        bound of SDCA's rate depend on the mean of c_i ||x_i||^2 instead of its maximum
-        (Zhao & Zhang, importance sampling for Prox-SDCA); for a non-smooth loss half uniform,
-        half proportional to sqrt(c_i) ||x_i||. Option I still maximises the dual exactly along
-        the coordinate drawn, so the dual never decreases."""
+        """Importance sampling (sampling="weighted"): p_i half uniform, half proportional to
+        c_i ||x_i||^2, the quantity SDCA's step size and rate depend on. (Proportional to
+        1 + c_i ||x_i||^2 / (l2 gamma n), the distribution of the importance-sampling analysis
+        of Prox-SDCA, is nearly proportional to c_i ||x_i||^2 at small l2 and oversamples long
+        rows: slower than uniform on w8a, docs/benchmarks.md Sec. D.) Option I still
+        maximises the dual exactly along the coordinate drawn, so the dual never decreases."""
         self.alias_keep, self.alias = np.empty(0), np.empty(0, dtype=np.intp)
         if not self.weighted:
             return
         n = self.problem.n_samples
         importance = self.problem.sample_weight * self.sq_norms
-        gamma = self.problem.loss.gamma
-        if gamma > 0.0:
-            p = 1.0 + importance / (self.working_l2 * gamma * n)
-        else:
-            root = np.sqrt(importance)
-            p = 0.5 / n + 0.5 * root / max(np.sum(root), np.finfo(float).tiny)
+        p = 0.5 / n + 0.5 * importance / max(np.sum(importance), np.finfo(float).tiny)
         self.probabilities = p / np.sum(p)
         self.alias_keep, self.alias = alias_table(self.probabilities)
 
@@ -159,4 +154,3 @@ class SDCA:
             self.v /= factor
             self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
             self.run_start = checkpoint.epoch
-            self._set_sampling()       # the importance depends on the working l2
