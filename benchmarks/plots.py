@@ -39,3 +39,25 @@ def plot_case(case, out_dir):
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def semilogy_panels(panels, xlabel, ylabel, path, columns=None, panel_size=(4.0, 3.4)):
+    """One log-scale panel per (title, {label: values against passes 1, 2, ...}), in a grid of
+    `columns` (default: one row), written to `path`."""
+    columns = columns or len(panels)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False,
+                             figsize=(panel_size[0] * columns, panel_size[1] * rows))
+    for ax, (title, curves) in zip(axes.flat, panels):
+        for label, values in curves.items():
+            ax.semilogy(range(1, len(values) + 1), [max(v, FLOOR) for v in values], label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel)
+    for row in axes:
+        row[0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -118,29 +118,16 @@ def main(argv=None):
             row.append(str(hit) if hit is not None else f"> {len(values)}")
         print(f"| {lam:g} | {lam * X.shape[0]:g} | " + " | ".join(row) + " |", flush=True)
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from .plots import semilogy_panels
     except ImportError:
         print("matplotlib is not installed: no figure", file=sys.stderr)
         return 0
-    fig, axes = plt.subplots(1, len(args.lambdas), figsize=(4 * len(args.lambdas), 3.4),
-                             squeeze=False)
-    for ax, lam in zip(axes[0], args.lambdas):
-        for name in methods:
-            values, p_star = curves[(lam, name)]
-            sub = np.maximum((np.asarray(values) - p_star) / abs(p_star), 1e-16)
-            ax.semilogy(np.arange(1, len(sub) + 1), sub, label=name)
-        ax.set_title(f"lambda = {lam:g}")
-        ax.set_xlabel("passes over the data")
-        ax.set_ylim(1e-12, 10)
-    axes[0][0].set_ylabel("(P - P*) / P*")
-    axes[0][0].legend()
-    fig.tight_layout()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "seed002_figure1.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    panels = [(f"lambda = {lam:g}",
+               {name: (np.asarray(curves[(lam, name)][0]) - curves[(lam, name)][1])
+                / abs(curves[(lam, name)][1]) for name in methods})
+              for lam in args.lambdas]
+    print("wrote", semilogy_panels(panels, "passes over the data", "(P - P*) / P*",
+                                   os.path.join(args.out, "seed002_figure1.png")))
     return 0
 
 

@@ -65,27 +65,15 @@ def main(argv=None):
                 cells.append(str(hit[0] + 1) if hit.size else f"> {len(curve)}")
         print(f"| {name} | {norms.max():.3g} | " + " | ".join(cells) + " |", flush=True)
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from .plots import semilogy_panels
     except ImportError:
         print("matplotlib is not installed: no figure", file=sys.stderr)
         return 0
-    fig, axes = plt.subplots(1, len(args.datasets), figsize=(4.2 * len(args.datasets), 3.4),
-                             squeeze=False)
-    for ax, name in zip(axes[0], args.datasets):
-        for label, _, _ in RUNS:
-            curve = np.maximum(curves[(name, label)], 1e-16)
-            ax.semilogy(np.arange(1, len(curve) + 1), curve, label=label)
-        ax.set_title(f"{name}, alpha = {args.alpha:g}")
-        ax.set_xlabel("passes over the data")
-    axes[0][0].set_ylabel("relative duality gap")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "seed002_figure5.png")
-    fig.savefig(path, dpi=110)
-    print("wrote", path)
+    panels = [(f"{name}, alpha = {args.alpha:g}",
+               {label: curves[(name, label)] for label, _, _ in RUNS})
+              for name in args.datasets]
+    print("wrote", semilogy_panels(panels, "passes over the data", "relative duality gap",
+                                   os.path.join(args.out, "seed002_figure5.png")))
     return 0
 
 

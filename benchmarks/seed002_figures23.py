@@ -70,31 +70,16 @@ def main(argv=None):
             curves[(name, lam)] = {s: results[s][0] for s in SOLVERS}
             print(f"| {name} | {lam:g} | " + " | ".join(cells) + " |", flush=True)
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from .plots import semilogy_panels
     except ImportError:
         print("matplotlib is not installed: no figure", file=sys.stderr)
         return 0
-    fig, axes = plt.subplots(len(args.datasets), len(args.lambdas),
-                             figsize=(3.4 * len(args.lambdas), 2.8 * len(args.datasets)),
-                             squeeze=False)
-    for r, name in enumerate(args.datasets):
-        for c, lam in enumerate(args.lambdas):
-            ax = axes[r][c]
-            for s in SOLVERS:
-                gaps = np.maximum(curves[(name, lam)][s], 1e-16)
-                ax.semilogy(np.arange(1, len(gaps) + 1), gaps, label=s.upper())
-            ax.set_title(f"{name}, lambda = {lam:g}", fontsize=9)
-            if r == len(args.datasets) - 1:
-                ax.set_xlabel("passes")
-    axes[0][0].set_ylabel("relative duality gap")
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "seed002_figures23.png")
-    fig.savefig(path, dpi=90)
-    print("wrote", path)
+    panels = [(f"{name}, lambda = {lam:g}",
+               {s.upper(): curves[(name, lam)][s] for s in SOLVERS})
+              for name in args.datasets for lam in args.lambdas]
+    print("wrote", semilogy_panels(panels, "passes", "relative duality gap",
+                                   os.path.join(args.out, "seed002_figures23.png"),
+                                   columns=len(args.lambdas), panel_size=(3.4, 2.8)))
     return 0
 
 

@@ -63,7 +63,8 @@ class Option:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
             return int(value)
         if self.kind is float and value is not None:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            number = isinstance(value, (int, float, np.number))
+            if isinstance(value, (bool, np.bool_)) or not number:
                 raise TypeError(f"{name} must be a positive number or None, got {value!r}")
             if not 0.0 < float(value) < np.inf:
                 raise ValueError(f"{name} must be a positive finite number or None, got {value!r}")

@@ -114,7 +114,8 @@ def map_strength(alpha, C, l1_ratio, total_weight):
         alpha = 1.0 / (C * total_weight) if C * total_weight > 0 else np.inf
         if not lo <= alpha <= hi:
             with np.errstate(all="ignore"):
-                c_range = 1.0 / (np.float64(hi) * total_weight), 1.0 / (np.float64(lo) * total_weight)
+                total = np.float64(total_weight)
+                c_range = 1.0 / (hi * total), 1.0 / (lo * total)
             raise ValueError(
                 f"C={C!r} gives alpha = 1 / (C * sum of sample weights) = {alpha:.3g}, outside "
                 f"the range fastdual trains in, [{lo:g}, {hi:g}]: C must be in "

@@ -75,6 +75,14 @@ def regression_problem(n=80, d=6, seed=0, sparse=False, density=0.5):
     return (sp.csr_matrix(X) if sparse else X), y
 
 
+def row_norm_spread_problem(n=300, d=10, seed=5):
+    """Rows whose norms span two orders of magnitude (the case weighted sampling is for)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-1, 1, (n, 1))
+    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
 def problem_for(loss, **kwargs):
     return (regression_problem if loss in REGRESSION_LOSSES else binary_problem)(**kwargs)
 

@@ -4,22 +4,15 @@ import numpy as np
 import pytest
 
 import fastdual
-from conftest import SMOOTH_LOSSES
+from conftest import SMOOTH_LOSSES, row_norm_spread_problem
 from fastdual._problem import build_problem
 from fastdual.solvers import solver_options
 from fastdual.solvers.sdca import SDCA
 
 
-def spread_problem(n=300, d=10, seed=5):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-1, 1, (n, 1))
-    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
-    return X, y
-
-
 def test_the_importance_distribution():
     """Half uniform, half proportional to c_i ||x_i||^2 (the intercept feature included)."""
-    X, y = spread_problem()
+    X, y = row_norm_spread_problem()
     weights = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
     problem = build_problem(X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=weights,
@@ -33,7 +26,7 @@ def test_the_importance_distribution():
 
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "hinge", "squared"])
 def test_weighted_sdca_ascends_and_reaches_the_optimum(loss):
-    X, y = spread_problem()
+    X, y = row_norm_spread_problem()
     if loss == "squared":
         y = X @ np.ones(X.shape[1])
     kwargs = dict(loss=loss, alpha=1e-3, random_state=0)

@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import fastdual
-from conftest import BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, problem_for
+from conftest import (BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, problem_for,
+                      row_norm_spread_problem)
 from fastdual._problem import build_problem
 from fastdual.solvers import solver_options
 from fastdual.solvers.spdc import SPDC
@@ -122,14 +123,6 @@ def test_spdc_options_are_checked():
         fastdual.train(X, y, solver="spdc", theta=1.5)
     with pytest.raises(ValueError, match=r"solver='spdc' has the options \['batch_size', "):
         fastdual.train(X, y, solver="spdc", shrinking=False)
-
-
-def row_norm_spread_problem(n=300, d=10, seed=5):
-    """Rows whose norms span two orders of magnitude (the case weighted sampling is for)."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)) * 10.0 ** rng.uniform(-1, 1, (n, 1))
-    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
-    return X, y
 
 
 def test_alias_table_encodes_the_probabilities():

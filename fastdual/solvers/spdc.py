@@ -1,14 +1,14 @@
 """SPDC (seed 002, Algorithms 1, 2 and 3): the driver around the epoch kernel of _spdc.pyx.
 
 Step sizes from Theorem 1 (eq. 12), or Theorem 6 (eq. 24) for weighted sampling, unless given.
-Pure l1 (no l2 term) is solved with the seed's primal perturbation working_l2/2 ||w||^2, lowered
-by continuation (after_check); the certificate is that of the pure-l1 problem.
 Sample weights c_i are the seed's problem with rows sqrt(c_i) x_i (see _spdc.pyx), so the norms
-below are sqrt(c_i) ||x_i|| (the intercept feature included). Non-smooth losses (gamma = 0) are solved
-through the seed's perturbation (Sec. 3): phi* gains delta/2 alpha^2, which makes it
-delta-strongly convex. The certificate is always that of the unperturbed problem; delta starts
-at 1e-2 P(0) / B^2 (B the largest |dual| the loss allows) and shrinks tenfold whenever the
-certified gap falls below delta B^2, the most the perturbation can cost, so any tol is reached.
+below are sqrt(c_i) ||x_i|| (the intercept feature included).
+
+Perturbations (Sec. 3), the certificate always being that of the user's problem:
+- a non-smooth loss (gamma = 0): phi* gains delta/2 alpha^2, which makes it delta-strongly
+  convex; delta starts at 1e-2 P(0) / B^2 (B the largest |dual| the loss allows) and shrinks
+  tenfold whenever the certified gap falls below delta B^2, the most the perturbation can cost;
+- pure l1 (no l2 term): g gains working_l2/2 ||w||^2, lowered by SDCA's continuation test.
 """
 import numpy as np
 
@@ -72,7 +72,8 @@ class SPDC:
         self.picks = np.empty(-(-n // self.batch_size) * self.batch_size, dtype=np.intp)
 
         self.norms = np.sqrt(problem.sample_weight * problem.squared_norms())
-        self.radius = float(np.max(self.norms))
+        # (A problem whose rows are all zero has no data term: any step size solves it.)
+        self.radius = float(np.max(self.norms)) or 1.0
         self.mix = mix
         self.delta = 0.0
         self.bound_sq = 0.0
@@ -100,7 +101,7 @@ class SPDC:
                 kappa = radius ** 2 / (lam * gamma)
                 root = np.sqrt(rho) * (kappa / n) ** 0.25
                 mix = 0.0 if rho <= np.sqrt(n / kappa) else (root - 1.0) / (root + rho)
-            probabilities = (1.0 - mix) / n + mix * self.norms / np.sum(self.norms)
+            probabilities = (1.0 - mix) / n + mix * self.norms / max(np.sum(self.norms), 1e-300)
             self.step_scale = n * probabilities
             self.alias_keep, self.alias = alias_table(probabilities / probabilities.sum())
             radius = 1.0 / ((1.0 - mix) / radius + mix / mean)  # R_alpha of Theorem 6
@@ -133,9 +134,8 @@ class SPDC:
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.duals, self.w, self.w_prev, self.last,
             self.u, self.scratch, self.dual_change, self.step_scale, problem.loss, self.tau,
-            self.sigma,
-            self.theta, self.delta, self.working_l2, problem.l1, self.decay, self.picks,
-            self.batch_size, self.now)
+            self.sigma, self.theta, self.delta, self.working_l2, problem.l1, self.decay,
+            self.picks, self.batch_size, self.now)
 
     def check_due(self, epoch):
         return None
