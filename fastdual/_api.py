@@ -15,7 +15,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 
 
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
-          intercept_scaling=1.0, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
+          intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
           on_interrupt="raise", **options):
     """Train a regularised linear model and certify it by its duality gap.
@@ -23,7 +23,11 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
     l2 = alpha (1 - l1_ratio), l1 = alpha l1_ratio, or alpha = 1 / (C sum_i c_i) when C is given
     (LIBLINEAR's convention; C = 1 when neither is given). With fit_intercept, b is LIBLINEAR's -B:
-    the weight of a constant feature of value intercept_scaling, regularised like the others.
+    the weight of a constant feature of value intercept_scaling, regularised like the others;
+    regularize_intercept=False leaves it out of the penalty (a free intercept, as scikit-learn's
+    LogisticRegression and SVC have it), for the solvers that support it ("rda"); its
+    certificate projects the duals onto the constraint sum_i c_i alpha_i = 0 that the free
+    intercept adds to the dual (docs/math.md).
 
     Parameters
     ----------
@@ -68,7 +72,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     loss_params, given_options = _split_options(loss, solver, options)
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
                             fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                            sample_weight=sample_weight, loss_params=loss_params)
+                            sample_weight=sample_weight, loss_params=loss_params,
+                            regularize_intercept=regularize_intercept)
     driver_class = get_solver(solver, problem)
     driver = driver_class(problem, solver_options(driver_class, given_options), seed,
                           _initial_duals(problem, warm_start))
@@ -107,7 +112,7 @@ def _model(problem, result, solver, helper_l2, tol):
         task=problem.task, solver=solver, alpha=problem.alpha, l1_ratio=problem.l1_ratio,
         l2_=problem.l2, l1_=problem.l1, l2_added_=helper_l2,
         fit_intercept=problem.fit_intercept, intercept_scaling=problem.intercept_scaling,
-        intercept_mode="regularized" if problem.fit_intercept else "none",
+        intercept_mode=problem.intercept_mode,
         primal_=point.primal, dual_=point.dual, gap_=point.gap, converged_=result.converged,
         n_epochs_=point.epoch, history_=result.history, tol=tol, n_features_in_=d)
 
@@ -131,8 +136,8 @@ def _initial_duals(problem, warm_start):
 
 
 def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,
-                l1_ratio=0.0, sample_weight=None, intercept_scaling=1.0, dual_coef=None,
-                refine_epochs=None, **loss_params):
+                l1_ratio=0.0, sample_weight=None, intercept_scaling=1.0,
+                regularize_intercept=True, dual_coef=None, refine_epochs=None, **loss_params):
     """Certify any linear model: P(coef) - D(duals) >= P(coef) - P* >= 0.
 
     The objective is that of fastdual.train with the same arguments. intercept=None means a model
@@ -148,11 +153,18 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     duals on the margin are not determined by the margins; a few epochs fix that. Default:
     20 epochs (stopping early once they stop paying) without dual_coef, none with it; 0 turns
     refinement off.
+
+    regularize_intercept=False certifies a model with a free (unpenalised) intercept: the dual
+    point is projected onto the constraint sum_i c_i alpha_i = 0 that the free intercept adds
+    to the dual. SDCA's epochs do not keep that constraint, so there is no refinement then
+    (refine_epochs must be 0 or None) and the bound is that of the projected margin duals, or of
+    the projected dual_coef.
     """
     fit_intercept = intercept is not None
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
                             fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                            sample_weight=sample_weight, loss_params=loss_params)
+                            sample_weight=sample_weight, loss_params=loss_params,
+                            regularize_intercept=regularize_intercept)
     d = problem.n_features
     w = np.empty(d + 1)
     w[:d] = check_coef(coef, d)
@@ -164,7 +176,13 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
         w[d] = float(intercept) / problem.bias
     if refine_epochs is None:
         refine_epochs = _refine_budget(problem) if dual_coef is None else 0
+        if problem.free_intercept:
+            refine_epochs = 0
     refine_epochs = check_int("refine_epochs", refine_epochs, 0)
+    if refine_epochs > 0 and problem.free_intercept:
+        raise ValueError("refine_epochs must be 0 or None with a free intercept "
+                         "(regularize_intercept=False): SDCA's refinement steps do not keep the "
+                         "dual constraint sum_i c_i alpha_i = 0")
     if dual_coef is None:
         duals = problem.duals_from_margins(w)
     else:

@@ -104,12 +104,14 @@ class Result:
 
 
 def certify(problem, w, duals, epoch):
-    """Freeze copies of (w, duals) and certify exactly them (duals from the margins if None)."""
+    """Freeze copies of (w, duals) and certify exactly them (duals from the margins if None;
+    with a free intercept, projected onto its hyperplane first)."""
     w = np.array(w, dtype=np.float64)
-    duals = problem.duals_from_margins(w) if duals is None else np.array(duals, dtype=np.float64)
+    duals = problem.duals_from_margins(w) if duals is None else problem.feasible_duals(duals)
+    duals = np.array(duals, dtype=np.float64)
     w.setflags(write=False)
     duals.setflags(write=False)
-    primal, dual = problem.primal_dual(w, duals)
+    primal, dual = problem.primal_dual(w, duals, feasible=True)
     return Checkpoint(int(epoch), w, duals, float(primal), float(dual))
 
 

@@ -7,7 +7,10 @@ Parametrisations, mapped here once (docs/math.md):
   C (LIBLINEAR, C sum_i c_i phi + 1/2||w||^2):  alpha = 1 / (C sum_i c_i).
 Sample weights are normalised to mean 1, so that with either parametrisation an integer weight k
 is the same as repeating the row k times. With neither alpha nor C given, C = 1 (LIBLINEAR's default).
-The intercept is LIBLINEAR's -B: a constant feature of value intercept_scaling, regularised.
+The intercept is LIBLINEAR's -B: a constant feature of value intercept_scaling, regularised;
+or, with regularize_intercept=False, a free intercept (the same feature, its weight not
+penalised), whose dual carries the constraint sum_i c_i alpha_i = 0: every dual point is
+projected onto it (and the loss's box) before it is certified (docs/math.md, "Free intercept").
 Pure l1 (l2 = 0) is certified as such; solvers that need strong convexity add a helper l2 of
 their own (fastdual.solvers.sdca), never part of the Problem.
 """
@@ -19,10 +22,12 @@ from fastdual._core import gap as _gap, rows as _rows
 from fastdual._validation import (check_fraction, check_matrix, check_positive,
                                   check_sample_weight, check_targets)
 from fastdual.losses import make_loss
+from fastdual.projection import project_box_hyperplane
 
 # The strengths the kernels' arithmetic (1 / (l2 n), steps of size ||x||^2 / (l2 n)) handles
 # without overflow for data of any sensible scale (tests/test_bad_input.py trains at both ends).
 ALPHA_RANGE = (1e-100, 1e300)
+EPS = np.finfo(float).eps
 
 
 @dataclass
@@ -42,6 +47,7 @@ class Problem:
     bias: float               # value of the intercept feature, 0 without intercept
     fit_intercept: bool
     intercept_scaling: float
+    free_intercept: bool = False   # the intercept feature's weight is not penalised
     _squared_norms: np.ndarray = field(default=None, repr=False)
 
     @property
@@ -66,20 +72,60 @@ class Problem:
             self._squared_norms = norms
         return self._squared_norms
 
-    def primal_dual(self, w, duals, l2=None, v_out=None):
+    @property
+    def intercept_mode(self):
+        return "none" if not self.fit_intercept else ("free" if self.free_intercept
+                                                      else "regularized")
+
+    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
         """(primal, dual) by the one shared certificate function, for the objective's l2 or,
-        for a solver's working problem, another l2; v(duals) is written to v_out if given."""
+        for a solver's working problem, another l2; v(duals) is written to v_out if given.
+
+        With a free intercept the duals are first projected onto the dual's hyperplane
+        (`feasible_duals`) unless the caller says it did so (feasible=True), so the bound holds
+        for any duals passed; with pure l1 the projected margin duals of w are tried as well
+        and the larger dual value is reported (as the kernel does without a free intercept)."""
         if v_out is None:
             v_out = np.empty(self.n_features + 1)
         data, indices, indptr = self.X.kernel_args
-        return _gap.primal_dual(data, indices, indptr, self.n_samples, self.n_features, self.bias,
-                                self.y, self.sample_weight, w, duals,
-                                self.l2 if l2 is None else l2, self.l1, self.loss, v_out)
+        l2 = self.l2 if l2 is None else l2
+        if self.free_intercept and not feasible:
+            duals = self.feasible_duals(duals)
+        primal, dual = _gap.primal_dual(data, indices, indptr, self.n_samples, self.n_features,
+                                        self.bias, self.y, self.sample_weight, w, duals, l2,
+                                        self.l1, self.loss, v_out, self.free_intercept)
+        if self.free_intercept and l2 == 0.0:
+            margin_duals = self.duals_from_margins(w)
+            _, margin_dual = _gap.primal_dual(data, indices, indptr, self.n_samples,
+                                              self.n_features, self.bias, self.y,
+                                              self.sample_weight, w, margin_duals, l2, self.l1,
+                                              self.loss, np.empty(self.n_features + 1), True)
+            dual = max(dual, margin_dual)
+        return primal, dual
+
+    def feasible_duals(self, duals):
+        """duals made feasible: with a free intercept, projected onto the loss's box and the
+        hyperplane sum_i c_i a_i = 0 (exactly, in O(n): fastdual.projection); else as given."""
+        duals = np.asarray(duals, dtype=np.float64)
+        if not self.free_intercept:
+            return duals
+        lower, upper = self.loss.dual_bounds(self.y)
+        # A point already on both to rounding (a projection's output, a model's dual_coef_) is
+        # kept as it is, so that certifying it again gives the same bits.
+        terms = self.sample_weight * duals
+        scale = float(np.max(np.abs(terms), initial=0.0))
+        if (np.all((lower <= duals) & (duals <= upper))
+                and abs(float(np.sum(terms))) <= 4.0 * duals.shape[0] * EPS * scale):
+            return duals
+        start = np.clip(np.nan_to_num(duals, nan=0.0), np.maximum(lower, -1e300),
+                        np.minimum(upper, 1e300))
+        return project_box_hyperplane(start, lower, upper, self.sample_weight, 0.0)
 
     def duals_from_margins(self, w):
-        """The feasible dual point -phi'(x_i . w) of a primal point (intercept feature last)."""
+        """The feasible dual point -phi'(x_i . w) of a primal point (intercept feature last),
+        projected onto the free intercept's hyperplane when there is one."""
         margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
-        return self.loss.duals_from_margins(self.y, margins)
+        return self.feasible_duals(self.loss.duals_from_margins(self.y, margins))
 
     def scaling_advice(self):
         """A sentence on the data's scale when its values are far from unit scale (the root mean
@@ -128,7 +174,7 @@ def map_strength(alpha, C, l1_ratio, total_weight):
 
 
 def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_scaling,
-                  sample_weight, loss_params):
+                  sample_weight, loss_params, regularize_intercept=True):
     spec, loss_obj, params = make_loss(loss, loss_params)
     matrix = check_matrix(X)
     targets, classes = check_targets(y, matrix.n_samples, spec.task, spec.name)
@@ -136,8 +182,12 @@ def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_sc
     alpha, l1_ratio = map_strength(alpha, C, l1_ratio, total_weight)
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise TypeError(f"fit_intercept must be True or False, got {fit_intercept!r}")
+    if not isinstance(regularize_intercept, (bool, np.bool_)):
+        raise TypeError(f"regularize_intercept must be True or False, got "
+                        f"{regularize_intercept!r}")
     intercept_scaling = check_positive("intercept_scaling", intercept_scaling)
     bias = intercept_scaling if fit_intercept else 0.0
     return Problem(matrix, targets, weights, classes, spec.name, loss_obj, params, spec.task,
                    alpha, l1_ratio, alpha * (1.0 - l1_ratio), alpha * l1_ratio, bias,
-                   bool(fit_intercept), intercept_scaling)
+                   bool(fit_intercept), intercept_scaling,
+                   bool(fit_intercept) and not regularize_intercept)

@@ -41,13 +41,16 @@ def np_loss(name, y, z, gamma=1.0, epsilon=0.1):
 
 
 def np_objective(X, y, coef, intercept=0.0, *, loss, l2, l1, sample_weight=None,
-                 intercept_scaling=1.0, fit_intercept=False, **loss_params):
-    """P(w) with the intercept as a regularised feature (LIBLINEAR -B), plain NumPy/SciPy."""
+                 intercept_scaling=1.0, fit_intercept=False, regularize_intercept=True,
+                 **loss_params):
+    """P(w) with the intercept as a regularised feature (LIBLINEAR -B), or free (not in the
+    penalty), plain NumPy/SciPy."""
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     n = Xd.shape[0]
     c = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float) * n / np.sum(sample_weight)
     z = Xd @ coef + intercept
-    w_all = np.append(coef, intercept / intercept_scaling) if fit_intercept else np.asarray(coef)
+    penalised = fit_intercept and regularize_intercept
+    w_all = np.append(coef, intercept / intercept_scaling) if penalised else np.asarray(coef)
     return (np.mean(c * np_loss(loss, y, z, **loss_params)) + 0.5 * l2 * w_all @ w_all
             + l1 * np.abs(w_all).sum())
 

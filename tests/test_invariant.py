@@ -22,7 +22,15 @@ OPTION_VALUES = {
     "sigma": [None, 2.0],
     "theta": [None, 0.5],
     "sampling_mix": [None, 0.5],
+    "variant": ["basic", "enhanced", "strongly_convex", "accelerated"],
+    "rda_gamma": [None, 0.3],
+    "rho": [None, 2.0],
+    "shuffle": [True, False],
 }
+
+# Option values a solver refuses together, with a clear error: these messages, nothing else.
+REFUSALS = (r"takes batch_size=1|needs sampling='weighted'|rho is the parameter|takes no rda_gamma|"
+            r"needs an l2 term|needs a smooth loss|outputs its own|no proximal term for a free")
 
 
 def test_the_matrix_covers_every_declared_option():
@@ -48,13 +56,16 @@ def solver_options(draw, solver):
        l1_ratio=st.sampled_from([0.0, 0.4, 1.0]), log_alpha=st.sampled_from([-4, -2, -1]),
        max_epochs=st.integers(1, 9), tol=st.sampled_from([0.0, 1e-2, 1e-6]),
        check_every=st.sampled_from(["auto", 1, 3]), fit_intercept=st.booleans(),
+       regularize_intercept=st.booleans(),
        sparse=st.booleans(), float32=st.booleans(), weighted=st.booleans(),
        interrupt_at=st.sampled_from([None, 1, 2, 5]), seed=st.integers(0, 1000))
 def test_the_certificate_is_that_of_the_returned_model(
         data, solver, loss, l1_ratio, log_alpha, max_epochs, tol, check_every, fit_intercept,
-        sparse, float32, weighted, interrupt_at, seed):
+        regularize_intercept, sparse, float32, weighted, interrupt_at, seed):
     driver = fastdual.SOLVERS[solver]
     if loss not in driver.losses or (l1_ratio == 1.0 and not driver.pure_l1):
+        return
+    if not regularize_intercept and not driver.free_intercept:
         return
     options = data.draw(solver_options(solver))
     X, y = problem_for(loss, n=40, d=5, seed=seed, sparse=sparse)
@@ -62,7 +73,7 @@ def test_the_certificate_is_that_of_the_returned_model(
         X = X.astype(np.float32)
     weights = np.random.default_rng(seed).uniform(0, 3, 40) if weighted else None
     objective = dict(loss=loss, alpha=10.0 ** log_alpha, l1_ratio=l1_ratio,
-                     sample_weight=weights)
+                     sample_weight=weights, regularize_intercept=regularize_intercept)
 
     def callback(info):
         if interrupt_at is not None and info["epoch"] >= interrupt_at:
@@ -76,8 +87,10 @@ def test_the_certificate_is_that_of_the_returned_model(
                                    random_state=seed, callback=callback, on_interrupt="return",
                                    **objective, **options)
         except ValueError as error:   # option values a solver refuses together
-            assert re.search(r"takes batch_size=1|needs sampling='weighted'", str(error))
+            assert re.search(REFUSALS, str(error)), error
             return
+    assert model.intercept_mode == ("none" if not fit_intercept else
+                                    "regularized" if regularize_intercept else "free")
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_ if fit_intercept else None,
                                 dual_coef=model.dual_coef_, **objective)
     assert (model.primal_, model.dual_, model.gap_) == (cert.primal, cert.dual, cert.gap)
@@ -88,7 +101,8 @@ def test_the_certificate_is_that_of_the_returned_model(
     assert model.primal_ == pytest.approx(np_objective(
         X.astype(np.float64), y if loss in REGRESSION_LOSSES else np.where(y > 0, 1.0, -1.0),
         model.coef_, model.intercept_, loss=loss, l2=objective["alpha"] * (1 - l1_ratio),
-        l1=objective["alpha"] * l1_ratio, sample_weight=weights, fit_intercept=fit_intercept),
+        l1=objective["alpha"] * l1_ratio, sample_weight=weights, fit_intercept=fit_intercept,
+        regularize_intercept=regularize_intercept),
         rel=1e-9, abs=1e-12)
     assert model.gap_ >= -1e-12 * abs(model.primal_)
 

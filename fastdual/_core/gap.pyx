@@ -51,9 +51,14 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,
                 const double[::1] w, const double[::1] duals,
-                double l2, double l1, Loss loss, double[::1] v_out):
+                double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False):
     """Return (primal, dual) for w and the duals, and write v(duals) into v_out (length
     n_features + 1).
+
+    free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a
+    free intercept). Its dual carries the constraint sum_i c_i duals_i = 0, which the caller
+    must have made hold (fastdual._problem projects the duals onto it); the intercept then
+    drops out of v and of g*, and v_out[n_features] is 0.
 
     With l2 = 0, v_out receives (1/n) X^T (c duals) and the dual is the better of the scaled
     alpha and the scaled margin duals (module docstring). Samples of weight 0 are skipped.
@@ -63,12 +68,17 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef bint pure_l1 = l2 == 0.0
     cdef double inv_l2n = 1.0 / ((l2 if not pure_l1 else 1.0) * n_samples)
-    cdef double[::1] margin_duals = np.zeros(n_samples if pure_l1 else 1)
-    cdef double[::1] v_margin = np.zeros(n_features + 1 if pure_l1 else 1)
+    # With a free intercept the margin duals break sum_i c_i duals_i = 0: the caller projects
+    # and passes them itself (fastdual._problem), so the kernel does not build its own.
+    cdef bint margin_alternative = pure_l1 and not free_bias
+    cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
+    cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
     cdef Py_ssize_t i, j, start, end
     cdef double z, c, scale, kappa, excess, u
     cdef double loss_sum = 0.0, conj_sum = 0.0, margin_conj_sum = 0.0
     cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+    cdef double v_bias = 0.0 if free_bias else bias     # the intercept feature's share in v
+    cdef Py_ssize_t penalised = n_features if free_bias else n_features + 1
     with nogil:
         v_out[:] = 0.0
         for i in range(n_samples):
@@ -82,30 +92,31 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
             scale = c * duals[i] * inv_l2n
             if scale != 0.0:
                 row_axpy(x, ind, start, end, scale, &v_out[0])
-                v_out[n_features] += scale * bias
-            if pure_l1:
+                v_out[n_features] += scale * v_bias
+            if margin_alternative:
                 u = loss.dual_from_margin(y[i], z)
                 margin_duals[i] = u
                 scale = c * u * inv_l2n
                 if scale != 0.0:
                     row_axpy(x, ind, start, end, scale, &v_margin[0])
-                    v_margin[n_features] += scale * bias
-        for j in range(n_features + 1):
+                    v_margin[n_features] += scale * v_bias
+        for j in range(penalised):
             sq_norm += w[j] * w[j]
             l1_norm += fabs(w[j])
         if not pure_l1:
             kappa = l1 / l2
-            for j in range(n_features + 1):
+            for j in range(penalised):
                 excess = fabs(v_out[j]) - kappa
                 if excess > 0.0:
                     g_conj += 0.5 * excess * excess
         else:
-            conj_sum = _feasible_dual_sum(&v_out[0], n_features + 1, l1, loss, y,
+            conj_sum = _feasible_dual_sum(&v_out[0], penalised, l1, loss, y,
                                           sample_weight, duals, n_samples)
-            margin_conj_sum = _feasible_dual_sum(&v_margin[0], n_features + 1, l1, loss, y,
-                                                 sample_weight, margin_duals, n_samples)
-            if margin_conj_sum > conj_sum:
-                conj_sum = margin_conj_sum
+            if margin_alternative:
+                margin_conj_sum = _feasible_dual_sum(&v_margin[0], penalised, l1, loss, y,
+                                                     sample_weight, margin_duals, n_samples)
+                if margin_conj_sum > conj_sum:
+                    conj_sum = margin_conj_sum
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
     return primal, dual

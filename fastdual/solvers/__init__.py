@@ -4,15 +4,17 @@ A driver (contract in fastdual._loop) declares
     name      the solver's name in train(solver=...)
     losses    the loss names it can train
     pure_l1   whether it trains l1_ratio = 1 (no l2 term)
+    free_intercept  whether it trains an unpenalised intercept (regularize_intercept=False)
     options   {option name: fastdual._loop.Option}: what train(..., **options) may set
 and is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
 here beside its kernel, and one row in SOLVERS.
 """
 from fastdual.solvers.sdca import SDCA
 from fastdual.solvers.spdc import SPDC
+from fastdual.solvers.rda import RDA
 
 
-SOLVERS = {driver.name: driver for driver in [SDCA, SPDC]}
+SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA]}
 
 
 def get_solver(name, problem):
@@ -23,6 +25,11 @@ def get_solver(name, problem):
     if problem.loss_name not in driver.losses:
         raise ValueError(f"solver={name!r} does not support loss={problem.loss_name!r}; "
                          f"it supports {list(driver.losses)}")
+    if problem.free_intercept and not driver.free_intercept:
+        raise ValueError(f"solver={name!r} cannot fit a free intercept "
+                         f"(regularize_intercept=False); use one of "
+                         f"{sorted(k for k, v in SOLVERS.items() if v.free_intercept)}, or "
+                         "regularize_intercept=True (LIBLINEAR's regularised intercept feature)")
     if problem.l2 == 0.0 and not driver.pure_l1:
         raise ValueError(f"solver={name!r} needs an l2 term (l1_ratio < 1); for pure l1 use "
                          f"one of {sorted(k for k, v in SOLVERS.items() if v.pure_l1)}")

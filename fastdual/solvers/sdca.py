@@ -19,6 +19,7 @@ class SDCA:
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
               "epsilon_insensitive")
     pure_l1 = True
+    free_intercept = False
     options = {
         "sdca_option": Option("I", choices=("I", "IV"),
                               help="I: exact coordinate maximisation; IV: the step of seed 000 "

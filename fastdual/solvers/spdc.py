@@ -23,6 +23,7 @@ class SPDC:
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
               "epsilon_insensitive")
     pure_l1 = True
+    free_intercept = False
     options = {
         "batch_size": Option(1, kind=int,
                              help="m of Algorithm 2 (1: Algorithm 1); an epoch is ceil(n/m) "

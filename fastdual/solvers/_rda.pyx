@@ -1,0 +1,328 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Regularized dual averaging (seed 003) with lazy per-feature evaluation (docs/math.md, "RDA").
+
+Objective P(w) = (1/n) sum_i c_i phi(y_i, x_i . w) + l2/2 ||w||^2 + l1 ||w||_1 (the intercept
+feature last, penalised like the others or, free, not at all). Step t draws row i and takes the
+(sub)gradient g_t = c_i phi'(y_i, x_i . q_t) x_i at the query point q_t.
+
+Dual averaging (Algorithms 1 and 2, h = 1/2 ||w||^2 + rho ||w||_1, beta_t = gamma sqrt(t)): with
+G = g_1 + ... + g_m the gradient sum after m = tau - 1 steps, eq. (8) is coordinatewise
+
+    w_tau = -soft_threshold(G / m, l1 + rho gamma / sqrt(m)) / (l2 + gamma / sqrt(m)),
+
+which is eq. (10) for l2 = rho = 0, eq. (30) (enhanced l1-RDA) for rho > 0, and the l2^2 and
+mixed l1/l2^2 closed forms of Sec. 2.2 for gamma = 0 (beta_t = 0). The query point is w_t.
+
+Accelerated RDA (Algorithm 3, eqs. 37-38: alpha_t = t/2, A_t = t(t+1)/4, beta_t = gamma
+(t+1)^1.5 / 2): with G = sum_tau alpha_tau g_tau,
+
+    v_tau = -soft_threshold(G, l1 A_tau) / (l2 A_tau + L + beta_tau),
+    A_t w_t = sum_{tau <= t} alpha_tau v_tau,     q_t = (A_{t-1} w_{t-1} + alpha_t v_{t-1}) / A_t.
+
+Both are x(tau; G) = -soft_threshold(G p_tau, q_tau) r_tau with scalars of tau alone, so a
+coordinate untouched since its last update is evaluated on demand from G_j and tau: a step costs
+O(nnz(row)), never O(d). Weighted sums S_j = sum_tau omega_tau x(tau; G_j) (the running average
+of dual averaging's iterates, omega = 1, or accelerated RDA's A_t w_t, omega = alpha) are lazy
+too: on the coordinate's active stretch (|G| p_tau > q_tau, a prefix of any interval since the
+threshold q/p grows with tau) the sum is -sign(G) (|G| sum omega p r - sum omega q r), two
+prefix sums over tau kept in `hist` for the current block of BLOCK steps. At each block's end
+every coordinate is brought up to date (O(d) per BLOCK >= d steps), so the prefix sums stay
+short and exact to rounding, and where the blocks end depends on the step count alone: the
+state after a sequence of steps is bit-identical however they were split into calls.
+
+The intercept feature (index d) is touched by every step and evaluated directly with its own
+(l1, l2, rho), zero when it is free.
+"""
+import numpy as np
+cimport numpy as cnp
+from cython cimport floating
+from libc.math cimport sqrt, fabs, pow
+from libc.stdint cimport int64_t
+
+from fastdual._core.losses cimport Loss
+from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
+
+cnp.import_array()
+
+cdef enum:
+    # clock[]: the scalars of the state
+    STEPS = 0          # t, the steps taken
+    BLOCK_START = 1    # first tau of the current block of the prefix sums
+    HIST_END = 2       # hist holds the sums over [BLOCK_START, HIST_END)
+    PREFETCH_FAR = 16
+    PREFETCH_NEAR = 3
+
+
+cdef struct Coef:
+    # How a coordinate's iterate depends on its gradient sum.
+    double l1
+    double l2
+    double rho
+
+
+cdef struct Plan:
+    bint accelerated
+    bint track          # keep the weighted sums S (average output, or accelerated)
+    double gamma
+    double lipschitz    # L of Algorithm 3
+    Coef coord          # the features
+    Coef icpt           # the intercept feature
+    int64_t block
+
+
+cdef inline bint terms(const Plan* P, const Coef* c, int64_t tau, double* p, double* q,
+                       double* r, double* omega) noexcept nogil:
+    """The scalars of x(tau; G) = -soft_threshold(G p, q) r and its weight omega; False where
+    the iterate is the starting point 0 (tau = 1 for dual averaging, tau = 0 accelerated)."""
+    cdef double m, root, area
+    if P.accelerated:
+        if tau < 1:
+            return False
+        area = 0.25 * <double>tau * <double>(tau + 1)
+        p[0] = 1.0
+        q[0] = c.l1 * area
+        r[0] = 1.0 / (c.l2 * area + P.lipschitz + 0.5 * P.gamma * pow(<double>(tau + 1), 1.5))
+        omega[0] = 0.5 * <double>tau
+        return True
+    if tau < 2:
+        return False
+    m = <double>(tau - 1)
+    root = sqrt(m)
+    p[0] = 1.0 / m
+    q[0] = c.l1 + c.rho * P.gamma / root
+    r[0] = 1.0 / (c.l2 + P.gamma / root)
+    omega[0] = 1.0
+    return True
+
+
+cdef inline double iterate(const Plan* P, const Coef* c, int64_t tau, double g) noexcept nogil:
+    """x(tau; g): w_tau (dual averaging) or v_tau (accelerated) of a coordinate with sum g."""
+    cdef double p, q, r, omega
+    if not terms(P, c, tau, &p, &q, &r, &omega):
+        return 0.0
+    return -soft_threshold(g * p, q) * r
+
+
+cdef inline bint active(const Plan* P, const Coef* c, int64_t tau, double g) noexcept nogil:
+    cdef double p, q, r, omega
+    if not terms(P, c, tau, &p, &q, &r, &omega):
+        return False
+    return fabs(g * p) > q
+
+
+cdef double direct_sum(const Plan* P, const Coef* c, double g, int64_t first,
+                       int64_t last) noexcept nogil:
+    """sum_{tau = first}^{last} omega_tau x(tau; g), term by term (short intervals)."""
+    cdef double total = 0.0, p, q, r, omega
+    cdef int64_t tau
+    for tau in range(first, last + 1):
+        if terms(P, c, tau, &p, &q, &r, &omega):
+            total += omega * (-soft_threshold(g * p, q) * r)
+    return total
+
+
+cdef void extend_hist(const Plan* P, double* hist_a, double* hist_b, int64_t* clock,
+                      int64_t upto) noexcept nogil:
+    """Extend the block's prefix sums to cover tau <= upto (hist_x[k] = sum over
+    [BLOCK_START, BLOCK_START + k)); values depend on tau alone, so extending early is harmless."""
+    cdef int64_t tau, k
+    cdef double p, q, r, omega
+    while clock[HIST_END] <= upto:
+        tau = clock[HIST_END]
+        k = tau - clock[BLOCK_START]
+        if terms(P, &P.coord, tau, &p, &q, &r, &omega):
+            hist_a[k + 1] = hist_a[k] + omega * p * r
+            hist_b[k + 1] = hist_b[k] + omega * q * r
+        else:
+            hist_a[k + 1] = hist_a[k]
+            hist_b[k + 1] = hist_b[k]
+        clock[HIST_END] = tau + 1
+
+
+cdef double lazy_sum(const Plan* P, const double* hist_a, const double* hist_b,
+                     int64_t block_start, double g, int64_t first, int64_t last) noexcept nogil:
+    """sum_{tau = first}^{last} omega_tau x(tau; g) for a feature, from the prefix sums (which
+    must cover [first, last], inside the current block)."""
+    cdef int64_t lo, hi, mid, k0, k1
+    if last < first or g == 0.0:
+        return 0.0
+    # The first tau with a defined iterate (earlier terms are 0 and the threshold test is
+    # meaningless there).
+    lo = 2 if not P.accelerated else 1
+    if first < lo:
+        first = lo
+        if last < first:
+            return 0.0
+    if not active(P, &P.coord, first, g):
+        return 0.0          # inactive at first, so for good while g stays
+    if not active(P, &P.coord, last, g):
+        # Binary search for the last active tau in [first, last).
+        lo = first
+        hi = last
+        while hi - lo > 1:
+            mid = lo + (hi - lo) // 2
+            if active(P, &P.coord, mid, g):
+                lo = mid
+            else:
+                hi = mid
+        last = lo
+    k0 = first - block_start
+    k1 = last + 1 - block_start
+    if g > 0.0:
+        return -(g * (hist_a[k1] - hist_a[k0]) - (hist_b[k1] - hist_b[k0]))
+    return -(g * (hist_a[k1] - hist_a[k0]) + (hist_b[k1] - hist_b[k0]))
+
+
+cdef void settle(const Plan* P, double* g, double* s, int64_t* last, const double* hist_a,
+                 const double* hist_b, int64_t block_start, Py_ssize_t j,
+                 int64_t upto) noexcept nogil:
+    """Bring S_j to cover tau <= upto (with its current g_j), and last_j to upto + 1."""
+    s[j] += lazy_sum(P, hist_a, hist_b, block_start, g[j], last[j], upto)
+    last[j] = upto + 1
+
+
+cdef void new_block(const Plan* P, double* g, double* s, int64_t* last, double* hist_a,
+                    double* hist_b, int64_t* clock, Py_ssize_t n_coords) noexcept nogil:
+    """End the current block: every feature's S up to its last tau, then empty prefix sums."""
+    cdef int64_t end = clock[BLOCK_START] + P.block      # first tau of the next block
+    cdef Py_ssize_t j
+    extend_hist(P, hist_a, hist_b, clock, end - 1)
+    for j in range(n_coords):
+        settle(P, g, s, last, hist_a, hist_b, clock[BLOCK_START], j, end - 1)
+    clock[BLOCK_START] = end
+    clock[HIST_END] = end
+    hist_a[0] = 0.0
+    hist_b[0] = 0.0
+
+
+def make_plan_args(accelerated, track, gamma, lipschitz, l1, l2, rho, icpt_l1, icpt_l2,
+                   icpt_rho, block):
+    """The plan as a tuple the kernels take (validated by the caller)."""
+    return (bool(accelerated), bool(track), float(gamma), float(lipschitz), float(l1),
+            float(l2), float(rho), float(icpt_l1), float(icpt_l2), float(icpt_rho), int(block))
+
+
+cdef Plan unpack(tuple args):
+    cdef Plan P
+    P.accelerated = args[0]
+    P.track = args[1]
+    P.gamma = args[2]
+    P.lipschitz = args[3]
+    P.coord.l1 = args[4]
+    P.coord.l2 = args[5]
+    P.coord.rho = args[6]
+    P.icpt.l1 = args[7]
+    P.icpt.l2 = args[8]
+    P.icpt.rho = args[9]
+    P.block = args[10]
+    return P
+
+
+def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+              Py_ssize_t n_features, double bias, const double[::1] y,
+              const double[::1] sample_weight, Loss loss, const Py_ssize_t[::1] rows,
+              double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] hist,
+              int64_t[::1] clock, tuple plan):
+    """Take one RDA step per entry of `rows` (row indices into the matrix), in place on the
+    state (g, s, last: length n_features + 1; hist: (2, block + 2); clock: STEPS, BLOCK_START,
+    HIST_END). s, last and hist are only used when the plan tracks weighted sums."""
+    cdef Plan P = unpack(plan)
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* gp = &g[0]
+    cdef double* sp = &s[0]
+    cdef int64_t* lp = &last[0]
+    cdef double* ha = &hist[0, 0]
+    cdef double* hb = &hist[1, 0]
+    cdef int64_t* ck = &clock[0]
+    cdef Py_ssize_t d = n_features, n_rows = rows.shape[0]
+    cdef Py_ssize_t step, i, k, j, start, end
+    cdef int64_t t, need
+    cdef double p, q, r, omega, z, deriv, wj, weight_t, area_prev, area_t, v_prev, ip, iq, ir, io
+    cdef bint defined
+    with nogil:
+        for step in range(n_rows):
+            i = rows[step]
+            if step + PREFETCH_FAR < n_rows and ptr != NULL:
+                prefetch(ptr + rows[step + PREFETCH_FAR])
+            if step + PREFETCH_NEAR < n_rows:
+                prefetch_row(x, ind, ptr, rows[step + PREFETCH_NEAR], n_features)
+            t = ck[STEPS] + 1
+            row_range(ptr, i, n_features, &start, &end)
+            z = 0.0
+            if not P.accelerated:
+                # Query point w_t: every coordinate from its sum after t - 1 steps.
+                if P.track:
+                    if t >= ck[BLOCK_START] + P.block:
+                        new_block(&P, gp, sp, lp, ha, hb, ck, d)
+                    extend_hist(&P, ha, hb, ck, t)
+                defined = terms(&P, &P.coord, t, &p, &q, &r, &omega)
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    if P.track:
+                        settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, t)
+                    if defined:
+                        z += x[k] * (-soft_threshold(gp[j] * p, q) * r)
+                wj = iterate(&P, &P.icpt, t, gp[d])
+                z += bias * wj
+                if P.track:
+                    sp[d] += wj
+                    lp[d] = t + 1
+                weight_t = 1.0
+            else:
+                # Query point q_t = (A_{t-1} w_{t-1} + alpha_t v_{t-1}) / A_t, with
+                # A_{t-1} w_{t-1} = S_j(t - 1).
+                if t - 1 >= ck[BLOCK_START] + P.block:
+                    new_block(&P, gp, sp, lp, ha, hb, ck, d)
+                extend_hist(&P, ha, hb, ck, t - 1)
+                weight_t = 0.5 * <double>t
+                area_t = 0.25 * <double>t * <double>(t + 1)
+                defined = terms(&P, &P.coord, t - 1, &p, &q, &r, &omega)
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, t - 1)
+                    v_prev = -soft_threshold(gp[j] * p, q) * r if defined else 0.0
+                    z += x[k] * ((sp[j] + weight_t * v_prev) / area_t)
+                v_prev = iterate(&P, &P.icpt, t - 1, gp[d])
+                if terms(&P, &P.icpt, t - 1, &ip, &iq, &ir, &io):
+                    sp[d] += io * v_prev
+                lp[d] = t
+                z += bias * ((sp[d] + weight_t * v_prev) / area_t)
+            deriv = sample_weight[i] * loss.derivative(y[i], z) * weight_t
+            if deriv != 0.0:
+                for k in range(start, end):
+                    j = ind[k] if ind != NULL else k - start
+                    gp[j] += deriv * x[k]
+                gp[d] += deriv * bias
+            ck[STEPS] = t
+    return clock[STEPS]
+
+
+def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] hist,
+               int64_t[::1] clock, tuple plan, bint average, double[::1] out):
+    """The model after the steps taken, into out (length n_features + 1), without changing the
+    state: dual averaging's newest iterate w_{t+1}, or its average (1/t) sum_{tau <= t} w_tau;
+    accelerated RDA's w_t. Needs t >= 1 for the average and the accelerated output."""
+    cdef Plan P = unpack(plan)
+    cdef Py_ssize_t j, d = g.shape[0] - 1
+    cdef int64_t t = clock[STEPS], upto
+    cdef double scale, total
+    cdef double* ha = &hist[0, 0]
+    cdef double* hb = &hist[1, 0]
+    with nogil:
+        if not P.accelerated and not average:
+            for j in range(d):
+                out[j] = iterate(&P, &P.coord, t + 1, g[j])
+            out[d] = iterate(&P, &P.icpt, t + 1, g[d])
+        else:
+            # The sums up to tau = t; the prefix sums may be extended (they depend on tau alone),
+            # within the block's room (t < BLOCK_START + block + 1).
+            upto = t
+            extend_hist(&P, ha, hb, &clock[0], upto)
+            scale = 1.0 / (<double>t if not P.accelerated else 0.25 * <double>t * <double>(t + 1))
+            for j in range(d):
+                total = s[j] + lazy_sum(&P, ha, hb, clock[BLOCK_START], g[j], last[j], upto)
+                out[j] = total * scale
+            out[d] = (s[d] + direct_sum(&P, &P.icpt, g[d], last[d], upto)) * scale
+    return np.asarray(out)
