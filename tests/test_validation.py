@@ -107,7 +107,7 @@ def test_unknown_names_list_the_valid_ones(data):
     X, y = data
     with pytest.raises(ValueError, match=r"loss must be one of \['absolute', .*'smooth_hinge'"):
         fastdual.train(X, y, loss="hinge2")
-    with pytest.raises(ValueError, match=r"solver must be one of \['sdca', 'spdc'\], got 'newton'"):
+    with pytest.raises(ValueError, match=r"solver must be one of \['rda', 'sdca', 'spdc'\], got 'newton'"):
         fastdual.train(X, y, solver="newton")
 
 

@@ -326,3 +326,15 @@ def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] h
                 out[j] = total * scale
             out[d] = (s[d] + direct_sum(&P, &P.icpt, g[d], last[d], upto)) * scale
     return np.asarray(out)
+
+
+def iterates(tuple plan, int64_t tau, const double[::1] g, bint intercept=False):
+    """x(tau; g_j) for each entry of g, with the features' (or the intercept's) constants: the
+    closed form of eq. (8) / Algorithm 3 step 4 the kernels use (tests compare it with a
+    numerical minimisation of the same subproblem)."""
+    cdef Plan P = unpack(plan)
+    cdef double[::1] out = np.empty(g.shape[0])
+    cdef Py_ssize_t j
+    for j in range(g.shape[0]):
+        out[j] = iterate(&P, &P.icpt if intercept else &P.coord, tau, g[j])
+    return np.asarray(out)

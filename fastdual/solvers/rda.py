@@ -65,7 +65,7 @@ class RDAState:
     """
 
     def __init__(self, n_features, *, variant, gamma, rho, output, l1, l2, free_intercept,
-                 lipschitz=0.0):
+                 lipschitz=0.0, block=None):
         self.n_features = n_features
         self.variant, self.output = variant, output
         self.gamma, self.rho = gamma, rho
@@ -73,7 +73,9 @@ class RDAState:
         self.free_intercept = free_intercept
         accelerated = variant == "accelerated"
         track = accelerated or output == "average"
-        block = max(MIN_BLOCK, n_features + 1)
+        # Steps per block of the prefix sums: at least d + 1, so that the O(d) settling at a
+        # block's end costs O(1) per step (block= is for tests, which exercise many blocks).
+        block = max(MIN_BLOCK, n_features + 1) if block is None else int(block)
         icpt = (0.0, 0.0, 0.0) if free_intercept else (l1, l2, rho)
         self.plan = _rda.make_plan_args(accelerated, track, gamma, lipschitz, l1, l2, rho,
                                         *icpt, block)
