@@ -18,8 +18,9 @@ from fastdual._loop import ConvergenceWarning, TrainingInterrupted
 from fastdual._version import __version__
 from fastdual.losses import LOSSES
 from fastdual.model import Model, load
+from fastdual.online import OnlineRDA, train_stream
 from fastdual.solvers import SOLVERS
 from fastdual import projection
 
-__all__ = ["train", "duality_gap", "load", "Model", "Certificate", "ConvergenceWarning",
+__all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "load", "Model", "Certificate", "ConvergenceWarning",
            "TrainingInterrupted", "LOSSES", "SOLVERS", "projection", "__version__"]

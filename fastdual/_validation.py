@@ -286,3 +286,54 @@ def check_seed(random_state):
             raise ValueError(f"random_state must be >= 0, got {random_state!r}")
         return int(random_state)
     raise TypeError(f"random_state must be None, an int or a numpy random generator, got {random_state!r}")
+
+
+def check_classes(classes, loss_name):
+    """The two labels of a binary loss as a sorted array (classes[1] is encoded +1)."""
+    if classes is None:
+        raise ValueError(f"classes=[...] (the two labels) is required for loss={loss_name!r}: a "
+                         "chunk may hold one label only")
+    arr = np.asarray(classes)
+    if arr.dtype.kind == "O":
+        arr = _object_targets(arr)
+    if arr.ndim != 1 or arr.shape[0] != 2 or arr[0] == arr[1]:
+        raise ValueError(f"classes must hold exactly 2 distinct labels, got {classes!r}")
+    if arr.dtype.kind == "f":
+        _check_finite_targets(arr)
+    return np.sort(arr)
+
+
+def encode_targets(y, n_samples, task, loss_name, classes):
+    """check_targets for a chunk of a stream: binary labels encoded against the given classes
+    (a chunk may hold one of them only; a label outside them is an error)."""
+    if task == "regression":
+        return check_targets(y, n_samples, task, loss_name)[0]
+    if y is None:
+        raise TypeError("y must be a 1-D array of labels, got None")
+    arr = np.asarray(y)
+    if arr.dtype.kind in "US" and not isinstance(y, np.ndarray):
+        arr = np.asarray(y, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"y has {arr.shape[0]} entries but X has {n_samples} samples")
+    if arr.dtype.kind == "O":
+        arr = _object_targets(arr)
+    positive = arr == classes[1]
+    unknown = ~(positive | (arr == classes[0]))
+    if unknown.any():
+        raise ValueError(f"y holds labels outside classes={list(classes)}: "
+                         f"{sorted(set(np.asarray(arr)[unknown].tolist()))[:5]}")
+    return np.where(positive, 1.0, -1.0)
+
+
+def check_stream_weights(sample_weight, n_samples):
+    """A chunk's sample weights as given (validated, copied): a stream cannot normalise them to
+    mean 1 over data it has not seen, so they multiply each sample's gradient as they are."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    check_sample_weight(sample_weight, n_samples)        # the same checks as train's
+    arr = np.array(np.asarray(sample_weight), dtype=np.float64).ravel()
+    return np.full(n_samples, arr[0]) if arr.shape[0] == 1 else arr

@@ -13,7 +13,8 @@ from fastdual._validation import check_matrix
 from fastdual.losses import LOSSES
 
 FORMAT_NAME = "fastdual.Model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2     # 2: an optional stream state (fastdual.OnlineRDA.save); 1 is read too
+STREAM_PREFIX = "stream_"
 
 _METADATA_FIELDS = [
     "loss", "loss_params", "task", "solver", "alpha", "l1_ratio", "l2_", "l1_", "l2_added_",
@@ -28,10 +29,13 @@ class Model:
     Attributes: coef_, intercept_, classes_ (binary classification; None for regression),
     primal_, dual_, gap_ (= primal_ - dual_ >= P(coef_) - P*), converged_, n_epochs_,
     history_ (one dict per check: epoch, seconds, primal, dual, gap, nnz), dual_coef_,
-    l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1).
+    l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
+    intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the
+    fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}).
     """
 
-    def __init__(self, coef, intercept, classes, *, dual_coef=None, **metadata):
+    def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None, **metadata):
+        self.stream_ = stream
         self.coef_ = np.asarray(coef, dtype=np.float64)
         self.intercept_ = float(intercept)
         self.classes_ = None if classes is None else np.asarray(classes)
@@ -92,6 +96,11 @@ class Model:
             arrays["classes"] = classes
         if self.dual_coef_ is not None:
             arrays["dual_coef"] = self.dual_coef_
+        if self.stream_ is not None:
+            metadata["stream"] = self.stream_["settings"]
+            for name, value in self.stream_["arrays"].items():
+                arrays[STREAM_PREFIX + name] = np.asarray(value)
+        arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
         try:       # what load would refuse is not written
             _check_model(dict(arrays))
         except ValueError as exc:
@@ -115,8 +124,13 @@ def load(path):
             arrays, metadata = _check_model(_read_arrays(handle))
         except ValueError as exc:
             raise ValueError(f"cannot load {name!r}: {exc}") from None
+    stream = metadata.pop("stream", None)
+    if stream is not None:
+        stream = {"settings": stream,
+                  "arrays": {key[len(STREAM_PREFIX):]: value for key, value in arrays.items()
+                             if key.startswith(STREAM_PREFIX)}}
     return Model(arrays["coef"], float(arrays["intercept"]), arrays.get("classes"),
-                 dual_coef=arrays.get("dual_coef"), **metadata)
+                 dual_coef=arrays.get("dual_coef"), stream=stream, **metadata)
 
 
 _ARRAY_NAMES = ("coef", "intercept", "classes", "dual_coef", "metadata")
@@ -136,7 +150,8 @@ def _read_arrays(handle):
     try:
         with np.load(handle, allow_pickle=False) as archive:
             names = set(archive.files)
-            arrays = {key: archive[key] for key in _ARRAY_NAMES if key in names}
+            arrays = {key: archive[key] for key in names
+                      if key in _ARRAY_NAMES or key.startswith(STREAM_PREFIX)}
     except MemoryError:
         raise
     except Exception as exc:
@@ -202,6 +217,14 @@ def _check_model(arrays):
     if version > FORMAT_VERSION:
         raise ValueError(f"it has model format version {version}; this fastdual reads versions "
                          f"up to {FORMAT_VERSION}: upgrade fastdual")
+    stream = metadata.pop("stream", None)
+    stream_arrays = sorted(key for key in arrays if key.startswith(STREAM_PREFIX))
+    if stream is not None and not (isinstance(stream, dict) and stream_arrays):
+        raise ValueError("its stream state is incomplete (settings without arrays, or not a "
+                         "JSON object)")
+    if stream is None and stream_arrays:
+        raise ValueError(f"it holds stream arrays {reprlib.repr(stream_arrays)} without their "
+                         "settings")
     unknown = sorted(set(metadata) - set(_METADATA_FIELDS))
     if unknown:
         raise ValueError(f"its metadata has unknown keys {reprlib.repr(unknown)}")
@@ -244,4 +267,6 @@ def _check_model(arrays):
     if classes is not None and (classes.shape != (2,) or classes[0] == classes[1]):
         raise ValueError(f"a binary model has exactly 2 distinct classes, "
                          f"got {np.array2string(classes, threshold=6)}")
+    if stream is not None:
+        metadata["stream"] = stream
     return arrays, metadata

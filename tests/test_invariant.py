@@ -26,11 +26,12 @@ OPTION_VALUES = {
     "rda_gamma": [None, 0.3],
     "rho": [None, 2.0],
     "shuffle": [True, False],
+    "lipschitz": [None, 2.0],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
 REFUSALS = (r"takes batch_size=1|needs sampling='weighted'|rho is the parameter|takes no rda_gamma|"
-            r"needs an l2 term|needs a smooth loss|outputs its own|no proximal term for a free")
+            r"needs an l2 term|needs a smooth loss|outputs its own|lipschitz is the parameter|no proximal term for a free")
 
 
 def test_the_matrix_covers_every_declared_option():

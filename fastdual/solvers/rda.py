@@ -159,6 +159,9 @@ class RDA:
         "rho": Option(None, kind=float, help=f"enhanced l1-RDA's rho (default {DEFAULT_RHO:g})"),
         "output": Option("last", choices=("last", "average"),
                          help="the last iterate or the average of all iterates"),
+        "lipschitz": Option(None, kind=float,
+                            help="L of the accelerated variant (default: mean c_i ||x_i||^2 "
+                                 "over the loss's smoothness)"),
         "shuffle": Option(True, kind=bool,
                           help="a fresh permutation each epoch (False: the rows in order)"),
     }
@@ -173,8 +176,12 @@ class RDA:
                                    options["output"], problem.l2, problem.free_intercept, smooth)
         lipschitz = 0.0
         if options["variant"] == "accelerated":
-            lipschitz = lipschitz_constant(problem.loss, problem.squared_norms(),
-                                           problem.sample_weight)
+            lipschitz = options["lipschitz"] or lipschitz_constant(
+                problem.loss, problem.squared_norms(), problem.sample_weight) or 1.0
+        elif options["lipschitz"] is not None:
+            raise ValueError("lipschitz is the parameter of variant='accelerated', got "
+                             f"lipschitz={options['lipschitz']!r} with "
+                             f"variant={options['variant']!r}")
         self.state = RDAState(problem.n_features, variant=options["variant"], gamma=gamma,
                               rho=rho, output=options["output"], l1=problem.l1, l2=problem.l2,
                               free_intercept=problem.free_intercept, lipschitz=lipschitz)

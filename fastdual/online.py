@@ -1,0 +1,300 @@
+"""Online and streaming training by regularized dual averaging (seed 003).
+
+    stream = fastdual.OnlineRDA(loss="logistic", alpha=1e-4, l1_ratio=1.0, classes=[0, 1])
+    for X_chunk, y_chunk in chunks:
+        stream.partial_fit(X_chunk, y_chunk)
+    model = stream.model()                 # a fastdual.Model
+    stream.certify(X_val, y_val)           # its certificate on data of your choice
+    stream.save("stream.npz"); stream = fastdual.OnlineRDA.load("stream.npz")
+
+    model = fastdual.train_stream(["part1.svm", "part2.svm"], loss="logistic", alpha=1e-4,
+                                  epochs=3)
+
+Each sample is one RDA step (fastdual.solvers.rda) in the order given, so partial_fit over any
+split of the rows into chunks is exactly one pass of train(solver="rda", shuffle=False) over
+their concatenation (same bits). The state is O(n_features): a stream never holds more than one
+chunk of data.
+"""
+import os
+import sys
+
+import numpy as np
+
+from fastdual import _validation
+from fastdual._api import duality_gap
+from fastdual._problem import map_strength
+from fastdual.losses import make_loss
+from fastdual.model import Model
+from fastdual.model import load as load_model
+from fastdual.solvers.rda import RDAState, check_variant
+
+
+class OnlineRDA:
+    """RDA kept between chunks of data (`partial_fit`), for streams and data larger than memory.
+
+    The objective is train's, P(w) = E_i [c_i loss(y_i, x_i . w + b)] + l2/2 ||w||^2 + l1 ||w||_1
+    over the stream, with l2 = alpha (1 - l1_ratio), l1 = alpha l1_ratio; the intercept is free
+    by default (regularize_intercept=False, as in the seed's Sec. 6.1 and scikit-learn's
+    SGDClassifier). variant, rda_gamma, rho, output: as train(solver="rda"). classes: the two
+    labels of a binary loss (required: a chunk may hold one of them only). lipschitz: L of the
+    accelerated variant (default: estimated from the first chunk, mean c_i ||x_i||^2 over the
+    loss's smoothness). sample_weight in partial_fit multiplies each sample's gradient as given
+    (train normalises weights to mean 1 over the data, which a stream cannot).
+    """
+
+    def __init__(self, loss="logistic", *, alpha=1e-4, l1_ratio=0.0, variant="basic",
+                 rda_gamma=None, rho=None, output="last", classes=None, fit_intercept=True,
+                 intercept_scaling=1.0, regularize_intercept=False, lipschitz=None,
+                 **loss_params):
+        self.spec, self._loss, self.loss_params = make_loss(loss, loss_params)
+        self.loss = self.spec.name
+        self.alpha, self.l1_ratio = map_strength(alpha, None, l1_ratio, 1.0)
+        self.classes = (_validation.check_classes(classes, self.loss)
+                        if self.spec.task == "binary" else None)
+        if self.spec.task == "regression" and classes is not None:
+            raise ValueError(f"loss={self.loss!r} is a regression loss: it takes no classes")
+        for name, value in (("fit_intercept", fit_intercept),
+                            ("regularize_intercept", regularize_intercept)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        self.fit_intercept = bool(fit_intercept)
+        self.intercept_scaling = _validation.check_positive("intercept_scaling",
+                                                            intercept_scaling)
+        self.regularize_intercept = bool(regularize_intercept)
+        self.free_intercept = self.fit_intercept and not self.regularize_intercept
+        self.l2 = self.alpha * (1.0 - self.l1_ratio)
+        self.l1 = self.alpha * self.l1_ratio
+        self.variant, self.output = variant, output
+        self.gamma, self.rho = check_variant(variant, rda_gamma, rho, output, self.l2,
+                                             self.free_intercept, self._loss.gamma > 0.0)
+        if lipschitz is not None:
+            lipschitz = _validation.check_positive("lipschitz", lipschitz)
+        self.lipschitz = lipschitz
+        self.state = None              # created by the first chunk (it fixes n_features)
+        self.n_samples_seen_ = 0
+
+    @property
+    def bias(self):
+        return self.intercept_scaling if self.fit_intercept else 0.0
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """One RDA step per row of the chunk, in order. Every argument is checked before the
+        state is touched: a bad chunk raises and leaves the stream as it was."""
+        n_features = None if self.state is None else self.state.n_features
+        matrix = _validation.check_matrix(X, "X", n_features=n_features)
+        targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task, self.loss,
+                                             self.classes)
+        weights = _validation.check_stream_weights(sample_weight, matrix.n_samples)
+        if self.state is None:
+            lipschitz = 0.0
+            if self.variant == "accelerated":
+                lipschitz = self.lipschitz
+                if lipschitz is None:
+                    from fastdual._core import rows as _rows
+                    norms = _rows.row_squared_norms(*matrix.kernel_args, matrix.n_samples,
+                                                    matrix.n_features, self.bias)
+                    lipschitz = float(np.mean(weights * norms)) / self._loss.gamma
+                    lipschitz = lipschitz if lipschitz > 0 else 1.0
+            self.state = RDAState(matrix.n_features, variant=self.variant, gamma=self.gamma,
+                                  rho=self.rho, output=self.output, l1=self.l1, l2=self.l2,
+                                  free_intercept=self.free_intercept, lipschitz=lipschitz)
+        self.state.run(matrix, self.bias, targets, weights, self._loss,
+                       np.arange(matrix.n_samples, dtype=np.intp))
+        self.n_samples_seen_ += matrix.n_samples
+        return self
+
+    def _coefficients(self):
+        if self.state is None:
+            raise ValueError("the stream has seen no data yet: call partial_fit first")
+        w = self.state.coefficients()
+        return w[:-1], w[-1] * self.bias
+
+    def certify(self, X, y, sample_weight=None):
+        """The certificate (fastdual.Certificate) of the current model on the data given, for
+        the stream's objective (duals from the model's margins, as for any model)."""
+        coef, intercept = self._coefficients()
+        return duality_gap(X, y, coef, intercept if self.fit_intercept else None,
+                           loss=self.loss, alpha=self.alpha, l1_ratio=self.l1_ratio,
+                           sample_weight=sample_weight, intercept_scaling=self.intercept_scaling,
+                           regularize_intercept=self.regularize_intercept, **self.loss_params)
+
+    def model(self, X=None, y=None, sample_weight=None):
+        """The current model as a fastdual.Model; with data (X, y) it carries the certificate
+        on that data, else its primal_, dual_ and gap_ are NaN (nothing certified)."""
+        coef, intercept = self._coefficients()
+        primal = dual = np.nan
+        if X is not None:
+            cert = self.certify(X, y, sample_weight)
+            primal, dual = cert.primal, cert.dual
+        return Model(
+            coef.copy(), intercept if self.fit_intercept else 0.0, self.classes,
+            loss=self.loss, loss_params=self.loss_params, task=self.spec.task, solver="rda",
+            alpha=self.alpha, l1_ratio=self.l1_ratio, l2_=self.l2, l1_=self.l1, l2_added_=0.0,
+            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
+            intercept_mode=("none" if not self.fit_intercept else
+                            "free" if self.free_intercept else "regularized"),
+            primal_=float(primal), dual_=float(dual), gap_=float(primal - dual),
+            converged_=False, n_epochs_=0, history_=[], tol=0.0,
+            n_features_in_=int(coef.shape[0]))
+
+    # -- persistence: the Model format, with the RDA state beside the model ----------------------
+    def save(self, path):
+        """Write the current model and the stream's state (plain arrays, no pickle) to path;
+        OnlineRDA.load(path) resumes the stream exactly where it was."""
+        model = self.model()
+        settings = dict(self.state.settings(), n_features=self.state.n_features,
+                        n_samples_seen=self.n_samples_seen_,
+                        regularize_intercept=self.regularize_intercept)
+        model.stream_ = {"settings": settings, "arrays": self.state.arrays()}
+        model.save(path)
+
+    @classmethod
+    def load(cls, path):
+        model = load_model(path)
+        if model.stream_ is None:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: it holds a model "
+                             "without stream state (written by Model.save, not OnlineRDA.save)")
+        settings = dict(model.stream_["settings"])
+        n_features = settings.pop("n_features")
+        seen = settings.pop("n_samples_seen")
+        regularize_intercept = settings.pop("regularize_intercept")
+        stream = cls(model.loss, alpha=model.alpha, l1_ratio=model.l1_ratio,
+                     variant=settings["variant"],
+                     rda_gamma=(settings["gamma"] if settings["variant"] != "strongly_convex"
+                                else None),
+                     rho=settings["rho"] if settings["variant"] == "enhanced" else None,
+                     output=settings["output"], classes=model.classes_,
+                     fit_intercept=model.fit_intercept, intercept_scaling=model.intercept_scaling,
+                     regularize_intercept=regularize_intercept,
+                     lipschitz=settings["lipschitz"] or None, **model.loss_params)
+        try:
+            stream.state = RDAState.restore(n_features, settings, model.stream_["arrays"])
+        except (TypeError, KeyError) as exc:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state is "
+                             f"incomplete ({exc})") from None
+        stream.n_samples_seen_ = seen
+        return stream
+
+
+def svmlight_chunks(paths, n_features, chunk_bytes, zero_based=False, dtype=np.float64):
+    """(X, y) chunks of LIBSVM / svmlight files, read by byte ranges with scikit-learn's reader,
+    so that at most about chunk_bytes of text is parsed at a time."""
+    from sklearn.datasets import load_svmlight_file
+    for path in paths:
+        size = os.path.getsize(path)
+        offset = 0
+        while offset < size:
+            X, y = load_svmlight_file(os.fspath(path), n_features=n_features, dtype=dtype,
+                                      zero_based=zero_based, offset=offset, length=chunk_bytes)
+            offset += chunk_bytes
+            if X.shape[0]:
+                yield X, y
+
+
+def _scan(paths, chunk_bytes, zero_based):
+    """(n_features, labels) of svmlight files, by one bounded-memory pass."""
+    from sklearn.datasets import load_svmlight_file
+    n_features, labels = 0, set()
+    for path in paths:
+        size = os.path.getsize(path)
+        offset = 0
+        while offset < size:
+            # (The reader needs a width with byte ranges: the largest possible, then the
+            # largest index actually read.)
+            X, y = load_svmlight_file(os.fspath(path), zero_based=zero_based, offset=offset,
+                                      length=chunk_bytes, n_features=np.iinfo(np.int32).max)
+            offset += chunk_bytes
+            if X.nnz:
+                n_features = max(n_features, int(X.indices.max()) + 1)
+            if len(labels) <= 2:
+                labels.update(np.unique(y).tolist())
+    return n_features, sorted(labels)
+
+
+def _progress(total, verbose):
+    """A tqdm bar over `total` bytes when verbose and tqdm is installed; else a plain printer."""
+    if not verbose:
+        return None
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, unit="B", unit_scale=True, desc="fastdual.train_stream")
+    except ImportError:
+        class Lines:
+            def __init__(self):
+                self.done = 0
+
+            def update(self, n):
+                self.done += n
+                print(f"fastdual.train_stream: {self.done / max(total, 1):6.1%} of "
+                      f"{total} bytes", file=sys.stderr, flush=True)
+
+            def close(self):
+                pass
+        return Lines()
+
+
+def train_stream(source, *, loss="logistic", alpha=1e-4, l1_ratio=0.0, epochs=1,
+                 n_features=None, classes=None, chunk_bytes=1 << 24, zero_based=False,
+                 verbose=0, **options):
+    """Train by RDA over data streamed from svmlight / LIBSVM files or from chunks.
+
+    source: a path or a list of paths of svmlight files (plain text; read in byte ranges of
+    chunk_bytes with scikit-learn's reader, never whole), or a callable returning a fresh
+    iterable of (X, y) chunks for each pass (an iterable of chunks, for one pass). epochs:
+    passes over the source, the rows in the order read. n_features and classes are read by a
+    first pass over the files when not given. Other keywords go to fastdual.OnlineRDA. Memory:
+    one chunk plus O(n_features). Returns the OnlineRDA stream (stream.model() for the model).
+    """
+    epochs = _validation.check_int("epochs", epochs, 1)
+    chunk_bytes = _validation.check_int("chunk_bytes", chunk_bytes, 1)
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    files = isinstance(source, (list, tuple)) and all(isinstance(p, (str, os.PathLike))
+                                                      for p in source)
+    if files:
+        missing = [os.fspath(p) for p in source if not os.path.isfile(p)]
+        if missing:
+            raise FileNotFoundError(f"train_stream: no such file(s): {missing}")
+        if n_features is None or (classes is None and make_loss(loss, {})[0].task == "binary"):
+            scanned_features, labels = _scan(source, chunk_bytes, zero_based)
+            n_features = scanned_features if n_features is None else n_features
+            if classes is None and make_loss(loss, {})[0].task == "binary":
+                if len(labels) != 2:
+                    raise ValueError(f"the files hold {len(labels)} distinct labels "
+                                     f"({labels[:5]}); a binary loss needs 2")
+                classes = labels
+        total = sum(os.path.getsize(p) for p in source)
+
+        def passes():
+            return svmlight_chunks(source, n_features, chunk_bytes, zero_based)
+    elif callable(source):
+        total = 0
+        passes = source
+    else:
+        if epochs != 1:
+            raise ValueError("an iterable of chunks can be read once: pass a callable that "
+                             "returns a fresh iterable for each of the epochs")
+        total = 0
+        chunks = iter(source)
+
+        def passes():
+            return chunks
+    task = make_loss(loss, {})[0].task
+    stream = OnlineRDA(loss, alpha=alpha, l1_ratio=l1_ratio,
+                       classes=classes if task == "binary" else None, **options)
+    bar = _progress(total * epochs, verbose) if files else None
+    try:
+        for _ in range(epochs):
+            done = 0
+            for X, y in passes():
+                stream.partial_fit(X, y)
+                if bar is not None:
+                    step = min(chunk_bytes, total - done)
+                    done += step
+                    bar.update(step)
+            if bar is not None and done < total:
+                bar.update(total - done)
+    finally:
+        if bar is not None:
+            bar.close()
+    return stream
