@@ -77,12 +77,14 @@ cdef inline void row_axpy(const floating* data, const int* indices, Py_ssize_t s
 
 
 cdef inline double soft_threshold(double x, double kappa) noexcept nogil:
-    """argmin_w 1/2 (w - x)^2 + kappa |w|, the gradient of g* for the elastic net."""
-    if x > kappa:
-        return x - kappa
-    if x < -kappa:
-        return x + kappa
-    return 0.0
+    """argmin_w 1/2 (w - x)^2 + kappa |w|, the gradient of g* for the elastic net.
+
+    As x - clip(x, -kappa, kappa): the same bits as the three-case form (x - kappa, x + kappa,
+    or x - x = +0), without data-dependent branches (the compiler's min/max instructions), which
+    mispredicted on every other coordinate of a row."""
+    cdef double clipped = x if x < kappa else kappa
+    clipped = clipped if clipped > -kappa else -kappa
+    return x - clipped
 
 
 cdef inline void row_soft_threshold(const int* indices, Py_ssize_t start, Py_ssize_t end,

@@ -36,7 +36,7 @@ The intercept feature (index d) is touched by every step and evaluated directly 
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from libc.math cimport sqrt, fabs, pow
+from libc.math cimport sqrt, fabs
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss
@@ -70,28 +70,56 @@ cdef struct Plan:
     int64_t block
 
 
-cdef inline bint terms(const Plan* P, const Coef* c, int64_t tau, double* p, double* q,
-                       double* r, double* omega) noexcept nogil:
-    """The scalars of x(tau; G) = -soft_threshold(G p, q) r and its weight omega; False where
-    the iterate is the starting point 0 (tau = 1 for dual averaging, tau = 0 accelerated)."""
-    cdef double m, root, area
+cdef struct Base:
+    # The part of x(tau; .)'s scalars that does not depend on the coordinate's constants.
+    double p
+    double omega
+    double shrink       # dual averaging: gamma / sqrt(tau - 1); accelerated: A_tau
+    double extra        # accelerated: L + beta_tau
+
+
+cdef inline bint base_terms(const Plan* P, int64_t tau, Base* b) noexcept nogil:
+    """False where the iterate is the starting point 0 (tau = 1 for dual averaging, tau = 0
+    accelerated)."""
+    cdef double inv_root, next_
     if P.accelerated:
         if tau < 1:
             return False
-        area = 0.25 * <double>tau * <double>(tau + 1)
-        p[0] = 1.0
-        q[0] = c.l1 * area
-        r[0] = 1.0 / (c.l2 * area + P.lipschitz + 0.5 * P.gamma * pow(<double>(tau + 1), 1.5))
-        omega[0] = 0.5 * <double>tau
+        next_ = <double>(tau + 1)
+        b.p = 1.0
+        b.omega = 0.5 * <double>tau
+        b.shrink = 0.25 * <double>tau * next_
+        b.extra = P.lipschitz + 0.5 * P.gamma * next_ * sqrt(next_)
         return True
     if tau < 2:
         return False
-    m = <double>(tau - 1)
-    root = sqrt(m)
-    p[0] = 1.0 / m
-    q[0] = c.l1 + c.rho * P.gamma / root
-    r[0] = 1.0 / (c.l2 + P.gamma / root)
-    omega[0] = 1.0
+    inv_root = 1.0 / sqrt(<double>(tau - 1))
+    b.p = inv_root * inv_root
+    b.omega = 1.0
+    b.shrink = P.gamma * inv_root
+    return True
+
+
+cdef inline void coef_terms(const Plan* P, const Coef* c, const Base* b, double* q,
+                            double* r) noexcept nogil:
+    if P.accelerated:
+        q[0] = c.l1 * b.shrink
+        r[0] = 1.0 / (c.l2 * b.shrink + b.extra)
+    else:
+        q[0] = c.l1 + c.rho * b.shrink
+        r[0] = 1.0 / (c.l2 + b.shrink)
+
+
+cdef inline bint terms(const Plan* P, const Coef* c, int64_t tau, double* p, double* q,
+                       double* r, double* omega) noexcept nogil:
+    """The scalars of x(tau; G) = -soft_threshold(G p, q) r and its weight omega; False where
+    the iterate is the starting point 0."""
+    cdef Base b
+    if not base_terms(P, tau, &b):
+        return False
+    coef_terms(P, c, &b, q, r)
+    p[0] = b.p
+    omega[0] = b.omega
     return True
 
 
@@ -139,11 +167,27 @@ cdef void extend_hist(const Plan* P, double* hist_a, double* hist_b, int64_t* cl
         clock[HIST_END] = tau + 1
 
 
+cdef struct Upto:
+    # The end of a stretch to be summed, with the features' scalars there.
+    int64_t tau
+    bint defined
+    double p
+    double q
+
+
+cdef inline Upto upto_terms(const Plan* P, int64_t tau) noexcept nogil:
+    cdef Upto u
+    cdef double r, omega
+    u.tau = tau
+    u.defined = terms(P, &P.coord, tau, &u.p, &u.q, &r, &omega)
+    return u
+
+
 cdef double lazy_sum(const Plan* P, const double* hist_a, const double* hist_b,
-                     int64_t block_start, double g, int64_t first, int64_t last) noexcept nogil:
-    """sum_{tau = first}^{last} omega_tau x(tau; g) for a feature, from the prefix sums (which
-    must cover [first, last], inside the current block)."""
-    cdef int64_t lo, hi, mid, k0, k1
+                     int64_t block_start, double g, int64_t first, const Upto* u) noexcept nogil:
+    """sum_{tau = first}^{u.tau} omega_tau x(tau; g) for a feature, from the prefix sums (which
+    must cover the stretch, inside the current block)."""
+    cdef int64_t lo, hi, mid, k0, k1, last = u.tau
     if last < first or g == 0.0:
         return 0.0
     # The first tau with a defined iterate (earlier terms are 0 and the threshold test is
@@ -153,9 +197,11 @@ cdef double lazy_sum(const Plan* P, const double* hist_a, const double* hist_b,
         first = lo
         if last < first:
             return 0.0
-    if not active(P, &P.coord, first, g):
-        return 0.0          # inactive at first, so for good while g stays
-    if not active(P, &P.coord, last, g):
+    # The active taus are a prefix of the stretch: active at its end means active throughout
+    # (the common case, tested with the scalars the caller has at hand).
+    if not (u.defined and fabs(g * u.p) > u.q):
+        if not active(P, &P.coord, first, g):
+            return 0.0          # inactive at first, so for good while g stays
         # Binary search for the last active tau in [first, last).
         lo = first
         hi = last
@@ -173,12 +219,12 @@ cdef double lazy_sum(const Plan* P, const double* hist_a, const double* hist_b,
     return -(g * (hist_a[k1] - hist_a[k0]) + (hist_b[k1] - hist_b[k0]))
 
 
-cdef void settle(const Plan* P, double* g, double* s, int64_t* last, const double* hist_a,
-                 const double* hist_b, int64_t block_start, Py_ssize_t j,
-                 int64_t upto) noexcept nogil:
-    """Bring S_j to cover tau <= upto (with its current g_j), and last_j to upto + 1."""
-    s[j] += lazy_sum(P, hist_a, hist_b, block_start, g[j], last[j], upto)
-    last[j] = upto + 1
+cdef inline void settle(const Plan* P, double* g, double* s, int64_t* last, const double* hist_a,
+                        const double* hist_b, int64_t block_start, Py_ssize_t j,
+                        const Upto* u) noexcept nogil:
+    """Bring S_j to cover tau <= u.tau (with its current g_j), and last_j to u.tau + 1."""
+    s[j] += lazy_sum(P, hist_a, hist_b, block_start, g[j], last[j], u)
+    last[j] = u.tau + 1
 
 
 cdef void new_block(const Plan* P, double* g, double* s, int64_t* last, double* hist_a,
@@ -186,9 +232,10 @@ cdef void new_block(const Plan* P, double* g, double* s, int64_t* last, double* 
     """End the current block: every feature's S up to its last tau, then empty prefix sums."""
     cdef int64_t end = clock[BLOCK_START] + P.block      # first tau of the next block
     cdef Py_ssize_t j
+    cdef Upto u = upto_terms(P, end - 1)
     extend_hist(P, hist_a, hist_b, clock, end - 1)
     for j in range(n_coords):
-        settle(P, g, s, last, hist_a, hist_b, clock[BLOCK_START], j, end - 1)
+        settle(P, g, s, last, hist_a, hist_b, clock[BLOCK_START], j, &u)
     clock[BLOCK_START] = end
     clock[HIST_END] = end
     hist_a[0] = 0.0
@@ -241,6 +288,8 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
     cdef int64_t t, need
     cdef double p, q, r, omega, z, deriv, wj, weight_t, area_prev, area_t, v_prev, ip, iq, ir, io
     cdef bint defined
+    cdef Base base
+    cdef Upto here
     with nogil:
         for step in range(n_rows):
             i = rows[step]
@@ -257,14 +306,22 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
                     if t >= ck[BLOCK_START] + P.block:
                         new_block(&P, gp, sp, lp, ha, hb, ck, d)
                     extend_hist(&P, ha, hb, ck, t)
-                defined = terms(&P, &P.coord, t, &p, &q, &r, &omega)
+                defined = base_terms(&P, t, &base)
+                if defined:
+                    coef_terms(&P, &P.coord, &base, &q, &r)
+                    coef_terms(&P, &P.icpt, &base, &iq, &ir)
+                    p = base.p
+                here.tau = t
+                here.defined = defined
+                here.p = p
+                here.q = q
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
                     if P.track:
-                        settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, t)
+                        settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, &here)
                     if defined:
                         z += x[k] * (-soft_threshold(gp[j] * p, q) * r)
-                wj = iterate(&P, &P.icpt, t, gp[d])
+                wj = -soft_threshold(gp[d] * p, iq) * ir if defined else 0.0
                 z += bias * wj
                 if P.track:
                     sp[d] += wj
@@ -279,9 +336,13 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
                 weight_t = 0.5 * <double>t
                 area_t = 0.25 * <double>t * <double>(t + 1)
                 defined = terms(&P, &P.coord, t - 1, &p, &q, &r, &omega)
+                here.tau = t - 1
+                here.defined = defined
+                here.p = p
+                here.q = q
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
-                    settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, t - 1)
+                    settle(&P, gp, sp, lp, ha, hb, ck[BLOCK_START], j, &here)
                     v_prev = -soft_threshold(gp[j] * p, q) * r if defined else 0.0
                     z += x[k] * ((sp[j] + weight_t * v_prev) / area_t)
                 v_prev = iterate(&P, &P.icpt, t - 1, gp[d])
@@ -308,6 +369,7 @@ def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] h
     cdef Py_ssize_t j, d = g.shape[0] - 1
     cdef int64_t t = clock[STEPS], upto
     cdef double scale, total
+    cdef Upto here
     cdef double* ha = &hist[0, 0]
     cdef double* hb = &hist[1, 0]
     with nogil:
@@ -321,8 +383,9 @@ def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] h
             upto = t
             extend_hist(&P, ha, hb, &clock[0], upto)
             scale = 1.0 / (<double>t if not P.accelerated else 0.25 * <double>t * <double>(t + 1))
+            here = upto_terms(&P, upto)
             for j in range(d):
-                total = s[j] + lazy_sum(&P, ha, hb, clock[BLOCK_START], g[j], last[j], upto)
+                total = s[j] + lazy_sum(&P, ha, hb, clock[BLOCK_START], g[j], last[j], &here)
                 out[j] = total * scale
             out[d] = (s[d] + direct_sum(&P, &P.icpt, g[d], last[d], upto)) * scale
     return np.asarray(out)
