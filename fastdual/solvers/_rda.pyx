@@ -302,15 +302,23 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
             z = 0.0
             if not P.accelerated:
                 # Query point w_t: every coordinate from its sum after t - 1 steps.
-                if P.track:
-                    if t >= ck[BLOCK_START] + P.block:
-                        new_block(&P, gp, sp, lp, ha, hb, ck, d)
-                    extend_hist(&P, ha, hb, ck, t)
                 defined = base_terms(&P, t, &base)
                 if defined:
                     coef_terms(&P, &P.coord, &base, &q, &r)
                     coef_terms(&P, &P.icpt, &base, &iq, &ir)
                     p = base.p
+                if P.track:
+                    if t >= ck[BLOCK_START] + P.block:
+                        new_block(&P, gp, sp, lp, ha, hb, ck, d)
+                    if ck[HIST_END] == t and defined:
+                        # The prefix sums' next entry from the scalars just computed (what
+                        # extend_hist would compute again).
+                        k = t - ck[BLOCK_START]
+                        ha[k + 1] = ha[k] + base.omega * p * r
+                        hb[k + 1] = hb[k] + base.omega * q * r
+                        ck[HIST_END] = t + 1
+                    else:
+                        extend_hist(&P, ha, hb, ck, t)
                 here.tau = t
                 here.defined = defined
                 here.p = p
