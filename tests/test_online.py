@@ -186,3 +186,12 @@ def test_streaming_a_file_holds_one_chunk_at_a_time(tmp_path):
         tracemalloc.stop()
     assert streamed_peak < 6 * chunk + 64 * (d + 1) + 2_000_000
     assert streamed_peak < whole_peak / 5
+
+
+def test_train_stream_shows_its_progress_when_verbose(tmp_path, capsys):
+    X, y = problem_for("logistic", n=200, d=10, seed=5, sparse=True)
+    write_svmlight(tmp_path / "a.svm", X, y)
+    fastdual.train_stream(tmp_path / "a.svm", loss="logistic", chunk_bytes=1000, verbose=1)
+    assert "fastdual.train_stream" in capsys.readouterr().err
+    fastdual.train_stream(tmp_path / "a.svm", loss="logistic", chunk_bytes=1000)
+    assert capsys.readouterr().err == ""
