@@ -128,8 +128,8 @@ def _check_sparse(X, name, n_features):
     return Matrix(data, indices, indptr, n_samples, n_cols, True)
 
 
-def check_targets(y, n_samples, task, loss_name):
-    """Return (targets as float64, classes or None). Binary labels become -1 / +1 (classes[1] is +1)."""
+def _target_array(y, n_samples):
+    """y as a 1-D array of n_samples numbers or strings (objects resolved), or a clear error."""
     if y is None:
         raise TypeError("y must be a 1-D array of targets, got None")
     arr = np.asarray(y)
@@ -143,6 +143,12 @@ def check_targets(y, n_samples, task, loss_name):
         raise ValueError(f"y has {arr.shape[0]} entries but X has {n_samples} samples")
     if arr.dtype.kind == "O":
         arr = _object_targets(arr)
+    return arr
+
+
+def check_targets(y, n_samples, task, loss_name):
+    """Return (targets as float64, classes or None). Binary labels become -1 / +1 (classes[1] is +1)."""
+    arr = _target_array(y, n_samples)
     if task == "regression":
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"loss={loss_name!r} is a regression loss: y must be numeric, got dtype {arr.dtype}")
@@ -308,19 +314,7 @@ def encode_targets(y, n_samples, task, loss_name, classes):
     (a chunk may hold one of them only; a label outside them is an error)."""
     if task == "regression":
         return check_targets(y, n_samples, task, loss_name)[0]
-    if y is None:
-        raise TypeError("y must be a 1-D array of labels, got None")
-    arr = np.asarray(y)
-    if arr.dtype.kind in "US" and not isinstance(y, np.ndarray):
-        arr = np.asarray(y, dtype=object)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {arr.shape}")
-    if arr.shape[0] != n_samples:
-        raise ValueError(f"y has {arr.shape[0]} entries but X has {n_samples} samples")
-    if arr.dtype.kind == "O":
-        arr = _object_targets(arr)
+    arr = _target_array(y, n_samples)
     positive = arr == classes[1]
     unknown = ~(positive | (arr == classes[0]))
     if unknown.any():

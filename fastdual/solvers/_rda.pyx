@@ -285,8 +285,8 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
     cdef int64_t* ck = &clock[0]
     cdef Py_ssize_t d = n_features, n_rows = rows.shape[0]
     cdef Py_ssize_t step, i, k, j, start, end
-    cdef int64_t t, need
-    cdef double p, q, r, omega, z, deriv, wj, weight_t, area_prev, area_t, v_prev, ip, iq, ir, io
+    cdef int64_t t
+    cdef double p, q, r, omega, z, deriv, wj, weight_t, area_t, v_prev, ip, iq, ir, io
     cdef bint defined
     cdef Base base
     cdef Upto here
