@@ -5,8 +5,10 @@ from collections import namedtuple
 import numpy as np
 
 from fastdual import _loop
+from fastdual import _multiclass
 from fastdual._problem import build_problem
-from fastdual._validation import check_choice, check_coef, check_int, check_positive, check_seed
+from fastdual._validation import (check_choice, check_coef, check_int, check_labels,
+                                  check_matrix, check_positive, check_seed)
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
@@ -17,7 +19,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
-          on_interrupt="raise", **options):
+          on_interrupt="raise", multiclass=None, n_jobs=None, **options):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -32,8 +34,15 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     Parameters
     ----------
     X : scipy sparse matrix (CSR used as is) or 2-D array (C-contiguous used as is), float32/64.
-    y : labels (any two values) for hinge, squared_hinge, smooth_hinge, logistic; real targets
-        for squared, absolute, epsilon_insensitive.
+    y : labels for hinge, squared_hinge, smooth_hinge, logistic (any two values; with k > 2
+        values, k one-vs-rest problems); real targets for squared, absolute,
+        epsilon_insensitive.
+    multiclass : None or "ovr": k > 2 labels train one binary problem per class (that class
+        against the rest) on one validated view of X, each certified; the model's coef_ is
+        (k, n_features) and its primal_, dual_, gap_ the sums over the classes (a certificate
+        of the sum of the k objectives), class_gaps_ etc. per class.
+    n_jobs : threads for the one-vs-rest problems (the kernels release the GIL); the result
+        is bit-identical whatever n_jobs.
     loss : one of fastdual.LOSSES.
     tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
     max_epochs : passes over the data.
@@ -70,12 +79,31 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     on_interrupt = check_choice("on_interrupt", on_interrupt, ("raise", "return"))
     seed = check_seed(random_state)
     loss_params, given_options = _split_options(loss, solver, options)
-    problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
-                            fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                            sample_weight=sample_weight, loss_params=loss_params,
-                            regularize_intercept=regularize_intercept)
+    objective = dict(loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio, fit_intercept=fit_intercept,
+                     intercept_scaling=intercept_scaling, sample_weight=sample_weight,
+                     loss_params=loss_params, regularize_intercept=regularize_intercept)
+    run = dict(solver=solver, options=given_options, seed=seed, tol=tol, max_epochs=max_epochs,
+               check_every=check_every, verbose=verbose, callback=callback,
+               on_interrupt=on_interrupt)
+    if get_loss_spec(loss).task == "binary":
+        matrix = check_matrix(X)
+        classes, index = check_labels(y, matrix.n_samples)
+        if classes.shape[0] > 2:
+            return _multiclass.train_ovr(matrix, classes, index, objective, run, multiclass,
+                                         n_jobs, warm_start)
+        X = matrix
+    multiclass_choice(multiclass, loss, 2)
+    if n_jobs is not None:
+        check_int("n_jobs", n_jobs, 1)
+    problem = build_problem(X, y, **objective)
+    return solve(problem, warm_start=warm_start, **run)
+
+
+def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
+          on_interrupt, warm_start=None):
+    """Train one (binary or regression) problem in the loop and return its certified Model."""
     driver_class = get_solver(solver, problem)
-    driver = driver_class(problem, solver_options(driver_class, given_options), seed,
+    driver = driver_class(problem, solver_options(driver_class, options), seed,
                           _initial_duals(problem, warm_start))
     result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
                        verbose=verbose, callback=callback)
@@ -86,6 +114,17 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         raise _loop.TrainingInterrupted(model)
     _loop.warn_unconverged(result, solver, tol, max_epochs, problem)
     return model
+
+
+MULTICLASS = ("ovr",)
+
+
+def multiclass_choice(multiclass, loss, n_classes):
+    """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver)."""
+    if multiclass is not None and multiclass not in MULTICLASS:
+        raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
+                         f"{multiclass!r} (loss={loss!r} trains k > 2 classes one-vs-rest)")
+    return "ovr"
 
 
 def _split_options(loss, solver, options):
@@ -143,7 +182,9 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     The objective is that of fastdual.train with the same arguments. intercept=None means a model
     without intercept; a number b means LIBLINEAR's regularised intercept feature of value
     intercept_scaling and weight b / intercept_scaling. Binary labels are encoded in sorted order
-    (the second is +1). Returns Certificate(gap, primal, dual, relative_gap).
+    (the second is +1). Returns Certificate(gap, primal, dual, relative_gap). A k-class
+    one-vs-rest model (coef (k, n_features), intercept (k,) or None, dual_coef (k, n) or None)
+    gets the certificate of the sum of its k binary objectives.
 
     The primal side is always P(coef) of the model given. The dual side is any feasible dual
     point, so the bound holds for a model from any library: dual_coef if given, else the duals
@@ -160,6 +201,29 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     (refine_epochs must be 0 or None) and the bound is that of the projected margin duals, or of
     the projected dual_coef.
     """
+    if np.ndim(coef) == 2:
+        # One-vs-rest: the certificate of the sum of the k binary objectives.
+        matrix = check_matrix(X)
+        classes, index = check_labels(y, matrix.n_samples)
+        k = classes.shape[0]
+        if np.shape(coef)[0] != k:
+            raise ValueError(f"coef has {np.shape(coef)[0]} rows but y has {k} classes")
+        if intercept is not None and np.shape(intercept) != (k,):
+            raise ValueError(f"intercept must be None or have shape ({k},), got shape "
+                             f"{np.shape(intercept)}")
+        if dual_coef is not None and np.ndim(dual_coef) != 2:
+            raise ValueError("dual_coef of a k-class model must be 2-D (k, n_samples)")
+        parts = [duality_gap(matrix, np.where(index == m, 1.0, -1.0), np.asarray(coef)[m],
+                             None if intercept is None else float(intercept[m]), loss=loss,
+                             alpha=alpha, C=C, l1_ratio=l1_ratio, sample_weight=sample_weight,
+                             intercept_scaling=intercept_scaling,
+                             regularize_intercept=regularize_intercept,
+                             dual_coef=None if dual_coef is None else dual_coef[m],
+                             refine_epochs=refine_epochs, **loss_params)
+                 for m in range(k)]
+        primal = float(sum(c.primal for c in parts))
+        dual = float(sum(c.dual for c in parts))
+        return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
     fit_intercept = intercept is not None
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
                             fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,

@@ -40,7 +40,11 @@ class Matrix:
 
 
 def check_matrix(X, name="X", n_features=None):
-    """Validate X and return it as a Matrix, without copying usable data."""
+    """Validate X and return it as a Matrix, without copying usable data (a Matrix, validated
+    already, is returned as it is)."""
+    if isinstance(X, Matrix):
+        _check_shape(name, X.n_samples, X.n_features, n_features)
+        return X
     if X is None:
         raise TypeError(f"{name} must be a 2-D array or a scipy sparse matrix, got None")
     if sp.issparse(X):
@@ -159,22 +163,34 @@ def check_targets(y, n_samples, task, loss_name):
             raise ValueError(f"y has values up to {np.max(np.abs(targets)):.3g} in magnitude; "
                              f"regression targets must be at most {TARGET_LIMIT:g}: rescale y")
         return targets, None
+    classes, index = _labels(arr)
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"y has {classes.shape[0]} classes; this takes the 2 labels of a binary problem "
+            "(fastdual.train trains k > 2 classes one-vs-rest: multiclass='ovr')")
+    return np.where(index == 1, 1.0, -1.0), classes
+
+
+def check_labels(y, n_samples):
+    """(classes, index): the sorted distinct labels of a classification y (at least 2) and each
+    sample's position among them."""
+    return _labels(_target_array(y, n_samples))
+
+
+def _labels(arr):
     if arr.dtype.kind == "f":
         _check_finite_targets(arr)
-    # Two O(n) scans instead of a sort: the first label, then the first label unlike it.
+    # Two O(n) scans instead of a sort for the usual two labels: the first label, then the
+    # first label unlike it; a sort only when there are more.
     first = arr[0]
     others = arr != first
     if not others.any():
-        raise ValueError(f"y has only one class ({first!r}); binary classification needs two")
+        raise ValueError(f"y has only one class ({first!r}); classification needs two or more")
     second = arr[np.argmax(others)]
     if np.any(others & (arr != second)):
-        n_classes = np.unique(arr).shape[0]
-        raise ValueError(
-            f"loss={loss_name!r} is a binary classification loss but y has {n_classes} "
-            "classes; multiclass training is not available yet (use a regression loss for "
-            "real-valued targets)")
+        return np.unique(arr, return_inverse=True)
     classes = np.array(sorted([first, second]), dtype=arr.dtype)
-    return np.where(arr == classes[1], 1.0, -1.0), classes
+    return classes, (arr == classes[1]).astype(np.intp)
 
 
 def _object_targets(arr):

@@ -13,7 +13,9 @@ from fastdual._validation import check_matrix
 from fastdual.losses import LOSSES
 
 FORMAT_NAME = "fastdual.Model"
-FORMAT_VERSION = 2     # 2: an optional stream state (fastdual.OnlineRDA.save); 1 is read too
+# 1: binary and regression models; 2: + an optional stream state (fastdual.OnlineRDA.save);
+# 3: + k-class models. A file is written with the lowest version that holds it.
+FORMAT_VERSION = 3
 STREAM_PREFIX = "stream_"
 
 _METADATA_FIELDS = [
@@ -32,12 +34,20 @@ class Model:
     l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
     intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the
     fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}).
+
+    k > 2 classes (one-vs-rest): coef_ (k, n_features), intercept_ (k,), classes_ (k,),
+    dual_coef_ (k, n_samples); primal_, dual_, gap_ certify the sum of the k binary objectives,
+    and class_primal_, class_dual_, class_gap_, class_n_epochs_ (k,) hold each class's own.
     """
 
-    def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None, **metadata):
+    def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None,
+                 class_certificates=None, **metadata):
         self.stream_ = stream
         self.coef_ = np.asarray(coef, dtype=np.float64)
-        self.intercept_ = float(intercept)
+        self.intercept_ = (float(intercept) if np.ndim(intercept) == 0
+                           else np.asarray(intercept, dtype=np.float64))
+        self.class_certificates_ = (None if class_certificates is None
+                                    else np.asarray(class_certificates, dtype=np.float64))
         self.classes_ = None if classes is None else np.asarray(classes)
         self.dual_coef_ = None if dual_coef is None else np.asarray(dual_coef, dtype=np.float64)
         for key in _METADATA_FIELDS:
@@ -50,17 +60,37 @@ class Model:
 
     # -- prediction ----------------------------------------------------------------------------
     @property
+    def class_primal_(self):
+        return None if self.class_certificates_ is None else self.class_certificates_[:, 0]
+
+    @property
+    def class_dual_(self):
+        return None if self.class_certificates_ is None else self.class_certificates_[:, 1]
+
+    @property
+    def class_gap_(self):
+        return None if self.class_certificates_ is None else self.class_primal_ - self.class_dual_
+
+    @property
+    def class_n_epochs_(self):
+        return (None if self.class_certificates_ is None
+                else self.class_certificates_[:, 2].astype(np.int64))
+
+    @property
     def relative_gap_(self):
         return self.gap_ / max(abs(self.primal_), np.finfo(float).tiny)
 
     def decision_function(self, X):
-        matrix = check_matrix(X, "X", n_features=self.coef_.shape[0])
-        return matrix.matvec(self.coef_) + self.intercept_
+        """Scores x . w + b: (n,) for one coefficient vector, (n, k) for k classes."""
+        matrix = check_matrix(X, "X", n_features=self.coef_.shape[-1])
+        return matrix.matvec(self.coef_.T) + self.intercept_
 
     def predict(self, X):
         scores = self.decision_function(X)
         if self.classes_ is None:
             return scores
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
         return self.classes_[(scores > 0).astype(np.intp)]
 
     @property
@@ -78,6 +108,9 @@ class Model:
     def _predict_proba(self, X):
         scores = self.decision_function(X)
         positive = np.exp(-np.logaddexp(0.0, -scores))   # sigmoid without overflow
+        if scores.ndim == 2:
+            # One-vs-rest: each class's probability against the rest, normalised over classes.
+            return positive / positive.sum(axis=1, keepdims=True)
         return np.column_stack([1.0 - positive, positive])
 
     # -- persistence ---------------------------------------------------------------------------
@@ -86,7 +119,8 @@ class Model:
         `load` makes, so that every file written can be read back."""
         metadata = {key: getattr(self, key) for key in _METADATA_FIELDS}
         metadata["format"] = FORMAT_NAME
-        metadata["format_version"] = FORMAT_VERSION
+        metadata["format_version"] = (3 if self.coef_.ndim == 2 else
+                                      2 if self.stream_ is not None else 1)
         arrays = {"coef": self.coef_, "intercept": np.array(self.intercept_),
                   "metadata": np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)}
         if self.classes_ is not None:
@@ -96,6 +130,8 @@ class Model:
             arrays["classes"] = classes
         if self.dual_coef_ is not None:
             arrays["dual_coef"] = self.dual_coef_
+        if self.class_certificates_ is not None:
+            arrays["class_certificates"] = self.class_certificates_
         if self.stream_ is not None:
             metadata["stream"] = self.stream_["settings"]
             for name, value in self.stream_["arrays"].items():
@@ -129,12 +165,16 @@ def load(path):
         stream = {"settings": stream,
                   "arrays": {key[len(STREAM_PREFIX):]: value for key, value in arrays.items()
                              if key.startswith(STREAM_PREFIX)}}
-    return Model(arrays["coef"], float(arrays["intercept"]), arrays.get("classes"),
-                 dual_coef=arrays.get("dual_coef"), stream=stream, **metadata)
+    intercept = arrays["intercept"]
+    return Model(arrays["coef"], float(intercept) if intercept.ndim == 0 else intercept,
+                 arrays.get("classes"), dual_coef=arrays.get("dual_coef"), stream=stream,
+                 class_certificates=arrays.get("class_certificates"), **metadata)
 
 
-_ARRAY_NAMES = ("coef", "intercept", "classes", "dual_coef", "metadata")
-_FLOAT_ARRAYS = {"coef": 1, "intercept": 0, "dual_coef": 1}   # name -> number of dimensions
+_ARRAY_NAMES = ("coef", "intercept", "classes", "dual_coef", "class_certificates", "metadata")
+# name -> number of dimensions for one coefficient vector, and for k classes
+_FLOAT_ARRAYS = {"coef": (1, 2), "intercept": (0, 1), "dual_coef": (1, 2),
+                 "class_certificates": (None, 2)}
 
 
 def _read_arrays(handle):
@@ -186,7 +226,8 @@ _KINDS = {
     "records": (lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
                 "a list of JSON objects"),
     "loss": (lambda v: isinstance(v, str) and v in LOSSES, f"one of {sorted(LOSSES)}"),
-    "task": (lambda v: v in ("binary", "regression"), "'binary' or 'regression'"),
+    "task": (lambda v: v in ("binary", "regression", "multiclass"),
+             "'binary', 'regression' or 'multiclass'"),
 }
 _METADATA_KINDS = {
     "loss": "loss", "loss_params": "params", "task": "task", "solver": "str", "alpha": "number",
@@ -237,36 +278,57 @@ def _check_model(arrays):
         if not check(value):
             raise ValueError(f"metadata {key} must be {expected}, got {reprlib.repr(value)}")
     loss, task = metadata["loss"], metadata["task"]
-    if LOSSES[loss].task != task:
+    if LOSSES[loss].task != ("binary" if task == "multiclass" else task):
         raise ValueError(f"loss {loss!r} is a {LOSSES[loss].task} loss, but task is {task!r}")
+    multi = task == "multiclass"
+    if multi and version < 3:
+        raise ValueError(f"it holds a k-class model but says format_version {version} (k-class "
+                         "models are version 3)")
 
     missing = [key for key in ("coef", "intercept") if key not in arrays]
     if missing:
         raise ValueError(f"it lacks the arrays {missing}")
-    for key, ndim in _FLOAT_ARRAYS.items():
+    for key, dims in _FLOAT_ARRAYS.items():
         array = arrays.get(key)
+        ndim = dims[1] if multi else dims[0]
         if array is None:
+            if key == "class_certificates" and multi:
+                raise ValueError("a k-class model needs its class_certificates")
             continue                  # dual_coef is optional
+        if ndim is None:
+            raise ValueError(f"it holds {key}, which only a k-class model has")
         if array.dtype.kind != "f":
             raise ValueError(f"{key} must hold floats, got dtype {array.dtype}")
         if array.ndim != ndim:
-            raise ValueError(f"{key} must be {('a single number', '1-D')[ndim]}, "
+            raise ValueError(f"{key} must be {('a single number', '1-D', '2-D')[ndim]}, "
                              f"got shape {array.shape}")
         if array.size == 0:
             raise ValueError(f"{key} is empty")
         if not np.isfinite(array).all():
             raise ValueError(f"{key} contains NaN or infinity")
-    if metadata["n_features_in_"] != arrays["coef"].shape[0]:
+    if metadata["n_features_in_"] != arrays["coef"].shape[-1]:
         raise ValueError(f"metadata n_features_in_ is {metadata['n_features_in_']}, "
-                         f"but coef has {arrays['coef'].shape[0]} entries")
+                         f"but coef has {arrays['coef'].shape[-1]} entries per class")
     classes = arrays.get("classes")
     if task == "regression" and classes is not None:
         raise ValueError("it holds classes, but a regression model has none")
-    if task == "binary" and classes is None:
-        raise ValueError("a binary model needs its 2 classes, the file has none")
-    if classes is not None and (classes.shape != (2,) or classes[0] == classes[1]):
+    if task != "regression" and classes is None:
+        raise ValueError(f"a {task} model needs its classes, the file has none")
+    if task == "binary" and (classes.shape != (2,) or classes[0] == classes[1]):
         raise ValueError(f"a binary model has exactly 2 distinct classes, "
                          f"got {np.array2string(classes, threshold=6)}")
+    if multi:
+        k = arrays["coef"].shape[0]
+        if (classes.ndim != 1 or classes.shape[0] != k or k < 3
+                or np.unique(classes).shape[0] != k):
+            raise ValueError(f"a k-class model has k >= 3 distinct classes, one per row of "
+                             f"coef ({k}), got {np.array2string(classes, threshold=6)}")
+        shapes = {"intercept": (k,), "class_certificates": (k, 3)}
+        if "dual_coef" in arrays:
+            shapes["dual_coef"] = (k, arrays["dual_coef"].shape[1])
+        for key, shape in shapes.items():
+            if arrays[key].shape != shape:
+                raise ValueError(f"{key} must have shape {shape}, got {arrays[key].shape}")
     if stream is not None:
         metadata["stream"] = stream
     return arrays, metadata
