@@ -37,10 +37,13 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     y : labels for hinge, squared_hinge, smooth_hinge, logistic (any two values; with k > 2
         values, k one-vs-rest problems); real targets for squared, absolute,
         epsilon_insensitive.
-    multiclass : None or "ovr": k > 2 labels train one binary problem per class (that class
-        against the rest) on one validated view of X, each certified; the model's coef_ is
-        (k, n_features) and its primal_, dual_, gap_ the sums over the classes (a certificate
-        of the sum of the k objectives), class_gaps_ etc. per class.
+    multiclass : how k > 2 labels are trained. "ovr": one binary problem per class (that class
+        against the rest, every loss and solver) on one validated view of X, each certified;
+        the model's primal_, dual_, gap_ are the sums over the classes (a certificate of the
+        sum of the k objectives), class_primal_ etc. per class. "crammer_singer" (loss="hinge")
+        and "multinomial" (loss="logistic"): one joint problem, solved by Prox-SDCA with vector
+        duals (solver="sdca") and certified as one. None (default): "multinomial" for
+        logistic with solver="sdca", "ovr" otherwise. coef_ is (k, n_features) either way.
     n_jobs : threads for the one-vs-rest problems (the kernels release the GIL); the result
         is bit-identical whatever n_jobs.
     loss : one of fastdual.LOSSES.
@@ -89,8 +92,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
         if classes.shape[0] > 2:
-            return _multiclass.train_ovr(matrix, classes, index, objective, run, multiclass,
-                                         n_jobs, warm_start)
+            return _multiclass.train(matrix, classes, index, objective, run, multiclass,
+                                     n_jobs, warm_start)
         X = matrix
     multiclass_choice(multiclass, loss, 2)
     if n_jobs is not None:
@@ -116,15 +119,24 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
     return model
 
 
-MULTICLASS = ("ovr",)
+MULTICLASS = ("ovr", "crammer_singer", "multinomial")
+_JOINT_LOSS = {"crammer_singer": "hinge", "multinomial": "logistic"}
 
 
-def multiclass_choice(multiclass, loss, n_classes):
-    """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver)."""
-    if multiclass is not None and multiclass not in MULTICLASS:
+def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
+    """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver),
+    "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca"); None:
+    multinomial for logistic with solver="sdca", one-vs-rest otherwise."""
+    if multiclass is None:
+        return "multinomial" if loss == "logistic" and solver == "sdca" else "ovr"
+    if multiclass not in MULTICLASS:
         raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
-                         f"{multiclass!r} (loss={loss!r} trains k > 2 classes one-vs-rest)")
-    return "ovr"
+                         f"{multiclass!r}")
+    if multiclass in _JOINT_LOSS and loss != _JOINT_LOSS[multiclass]:
+        works = ["ovr"] + [name for name, needs in _JOINT_LOSS.items() if needs == loss]
+        raise ValueError(f"multiclass={multiclass!r} needs loss={_JOINT_LOSS[multiclass]!r}; "
+                         f"loss={loss!r} trains k classes with multiclass in {works}")
+    return multiclass
 
 
 def _split_options(loss, solver, options):
@@ -176,7 +188,8 @@ def _initial_duals(problem, warm_start):
 
 def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,
                 l1_ratio=0.0, sample_weight=None, intercept_scaling=1.0,
-                regularize_intercept=True, dual_coef=None, refine_epochs=None, **loss_params):
+                regularize_intercept=True, dual_coef=None, refine_epochs=None, multiclass=None,
+                **loss_params):
     """Certify any linear model: P(coef) - D(duals) >= P(coef) - P* >= 0.
 
     The objective is that of fastdual.train with the same arguments. intercept=None means a model
@@ -184,7 +197,9 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     intercept_scaling and weight b / intercept_scaling. Binary labels are encoded in sorted order
     (the second is +1). Returns Certificate(gap, primal, dual, relative_gap). A k-class
     one-vs-rest model (coef (k, n_features), intercept (k,) or None, dual_coef (k, n) or None)
-    gets the certificate of the sum of its k binary objectives.
+    gets the certificate of the sum of its k binary objectives; with multiclass
+    "crammer_singer" or "multinomial" (the default for logistic, as in train) the certificate
+    of the joint problem, dual_coef (k, n) its vector duals.
 
     The primal side is always P(coef) of the model given. The dual side is any feasible dual
     point, so the bound holds for a model from any library: dual_coef if given, else the duals
@@ -202,7 +217,6 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     the projected dual_coef.
     """
     if np.ndim(coef) == 2:
-        # One-vs-rest: the certificate of the sum of the k binary objectives.
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
         k = classes.shape[0]
@@ -211,8 +225,19 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
         if intercept is not None and np.shape(intercept) != (k,):
             raise ValueError(f"intercept must be None or have shape ({k},), got shape "
                              f"{np.shape(intercept)}")
-        if dual_coef is not None and np.ndim(dual_coef) != 2:
-            raise ValueError("dual_coef of a k-class model must be 2-D (k, n_samples)")
+        if dual_coef is not None and np.shape(dual_coef) != (k, matrix.n_samples):
+            raise ValueError(f"dual_coef of a k-class model must have shape "
+                             f"({k}, {matrix.n_samples}), got {np.shape(dual_coef)}")
+        strategy = multiclass_choice(multiclass, loss, k)
+        if strategy != "ovr":
+            return _joint_certificate(matrix, classes, index, strategy, coef, intercept,
+                                      dual_coef, refine_epochs, dict(
+                                          loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                                          fit_intercept=intercept is not None,
+                                          intercept_scaling=intercept_scaling,
+                                          sample_weight=sample_weight, loss_params=loss_params,
+                                          regularize_intercept=regularize_intercept))
+        # One-vs-rest: the certificate of the sum of the k binary objectives.
         parts = [duality_gap(matrix, np.where(index == m, 1.0, -1.0), np.asarray(coef)[m],
                              None if intercept is None else float(intercept[m]), loss=loss,
                              alpha=alpha, C=C, l1_ratio=l1_ratio, sample_weight=sample_weight,
@@ -268,10 +293,35 @@ def _refine_budget(problem):
     return int(np.clip(REFINE_WORK / (nnz + problem.n_samples), 20, 1000))
 
 
-def _refined_dual(problem, primal, dual, duals, max_epochs):
+def _joint_certificate(matrix, classes, index, strategy, coef, intercept, dual_coef,
+                       refine_epochs, objective):
+    """The certificate of a Crammer-Singer or multinomial model (vector duals)."""
+    from fastdual._problem import build_vector_problem
+    from fastdual.solvers.vector_sdca import VectorSDCA
+    problem = build_vector_problem(matrix, classes, index, strategy, objective)
+    w = np.zeros((problem.n_features + 1, classes.shape[0]))
+    w[:-1] = np.asarray(coef, dtype=np.float64).T
+    if intercept is not None:
+        w[-1] = np.asarray(intercept, dtype=np.float64) / problem.bias
+    if not np.all(np.isfinite(w)):
+        raise ValueError("coef and intercept must be finite")
+    duals = (problem.duals_from_margins(w) if dual_coef is None
+             else np.ascontiguousarray(np.asarray(dual_coef, dtype=np.float64).T))
+    if refine_epochs is None:
+        refine_epochs = _refine_budget(problem) if dual_coef is None else 0
+    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
+    primal, dual = problem.primal_dual(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
+        dual = _refined_dual(problem, primal, dual, duals, refine_epochs,
+                             driver=VectorSDCA(problem, 0, duals))
+    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+
+
+def _refined_dual(problem, primal, dual, duals, max_epochs, driver=None):
     """The best dual value of SDCA epochs started from `duals`, checked after epochs 1, 2, 4, ...;
     stops when a check gains less than 1 % of the remaining gap (or the gap is at rounding)."""
-    driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
+    if driver is None:
+        driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
     epoch, next_check = 0, 1
     while epoch < max_epochs:
         driver.epoch()

@@ -191,3 +191,52 @@ def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_sc
                    alpha, l1_ratio, alpha * (1.0 - l1_ratio), alpha * l1_ratio, bias,
                    bool(fit_intercept), intercept_scaling,
                    bool(fit_intercept) and not regularize_intercept)
+
+
+@dataclass
+class VectorProblem(Problem):
+    """A k-class problem with vector duals (multiclass="crammer_singer" or "multinomial"):
+    labels are each sample's class index, w is (n_features + 1, k) and the duals (n, k); the
+    certificate is _core/gap.primal_dual_vector (docs/math.md, "Multiclass")."""
+    labels: np.ndarray = None
+    family: int = 0
+    n_classes: int = 0
+
+    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+        if v_out is None:
+            v_out = np.empty((self.n_features + 1, self.n_classes))
+        data, indices, indptr = self.X.kernel_args
+        return _gap.primal_dual_vector(data, indices, indptr, self.n_samples, self.n_features,
+                                       self.bias, self.labels, self.sample_weight,
+                                       np.ascontiguousarray(w, dtype=np.float64),
+                                       np.ascontiguousarray(duals, dtype=np.float64),
+                                       self.l2 if l2 is None else l2, self.l1, self.family,
+                                       v_out)
+
+    def feasible_duals(self, duals):
+        return np.asarray(duals, dtype=np.float64)
+
+    def duals_from_margins(self, w):
+        margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
+        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family)
+
+
+FAMILIES = {"crammer_singer": (1, "hinge"), "multinomial": (2, "logistic")}
+
+
+def build_vector_problem(matrix, classes, index, strategy, objective):
+    """The k-class problem of a strategy with vector duals, validated as build_problem does."""
+    family, loss = FAMILIES[strategy]
+    if objective["loss"] != loss:
+        raise ValueError(f"multiclass={strategy!r} needs loss={loss!r}, got "
+                         f"loss={objective['loss']!r}")
+    base = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
+    if base.l2 == 0.0:
+        raise ValueError(f"multiclass={strategy!r} needs an l2 term (l1_ratio < 1)")
+    if base.free_intercept:
+        raise ValueError(f"multiclass={strategy!r} has no free intercept; use "
+                         "regularize_intercept=True")
+    fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
+    fields.update(classes=classes, task="multiclass")
+    return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), family=family,
+                         n_classes=int(classes.shape[0]))

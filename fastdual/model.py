@@ -41,8 +41,9 @@ class Model:
     """
 
     def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None,
-                 class_certificates=None, **metadata):
+                 class_certificates=None, multiclass=None, **metadata):
         self.stream_ = stream
+        self.multiclass = multiclass      # None, "ovr", "crammer_singer" or "multinomial"
         self.coef_ = np.asarray(coef, dtype=np.float64)
         self.intercept_ = (float(intercept) if np.ndim(intercept) == 0
                            else np.asarray(intercept, dtype=np.float64))
@@ -108,6 +109,8 @@ class Model:
     def _predict_proba(self, X):
         scores = self.decision_function(X)
         positive = np.exp(-np.logaddexp(0.0, -scores))   # sigmoid without overflow
+        if scores.ndim == 2 and self.multiclass == "multinomial":
+            return np.exp(scores - np.logaddexp.reduce(scores, axis=1, keepdims=True))
         if scores.ndim == 2:
             # One-vs-rest: each class's probability against the rest, normalised over classes.
             return positive / positive.sum(axis=1, keepdims=True)
@@ -121,6 +124,8 @@ class Model:
         metadata["format"] = FORMAT_NAME
         metadata["format_version"] = (3 if self.coef_.ndim == 2 else
                                       2 if self.stream_ is not None else 1)
+        if self.multiclass is not None:
+            metadata["multiclass"] = self.multiclass
         arrays = {"coef": self.coef_, "intercept": np.array(self.intercept_),
                   "metadata": np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)}
         if self.classes_ is not None:
@@ -259,6 +264,7 @@ def _check_model(arrays):
         raise ValueError(f"it has model format version {version}; this fastdual reads versions "
                          f"up to {FORMAT_VERSION}: upgrade fastdual")
     stream = metadata.pop("stream", None)
+    multiclass = metadata.pop("multiclass", None)
     stream_arrays = sorted(key for key in arrays if key.startswith(STREAM_PREFIX))
     if stream is not None and not (isinstance(stream, dict) and stream_arrays):
         raise ValueError("its stream state is incomplete (settings without arrays, or not a "
@@ -284,6 +290,10 @@ def _check_model(arrays):
     if multi and version < 3:
         raise ValueError(f"it holds a k-class model but says format_version {version} (k-class "
                          "models are version 3)")
+    if multiclass not in ((None,) if not multi else ("ovr", "crammer_singer", "multinomial")):
+        raise ValueError(f"metadata multiclass must be "
+                         f"{'absent' if not multi else 'ovr, crammer_singer or multinomial'} "
+                         f"for task {task!r}, got {reprlib.repr(multiclass)}")
 
     missing = [key for key in ("coef", "intercept") if key not in arrays]
     if missing:
@@ -292,11 +302,11 @@ def _check_model(arrays):
         array = arrays.get(key)
         ndim = dims[1] if multi else dims[0]
         if array is None:
-            if key == "class_certificates" and multi:
-                raise ValueError("a k-class model needs its class_certificates")
+            if key == "class_certificates" and multiclass == "ovr":
+                raise ValueError("a one-vs-rest model needs its class_certificates")
             continue                  # dual_coef is optional
-        if ndim is None:
-            raise ValueError(f"it holds {key}, which only a k-class model has")
+        if ndim is None or (key == "class_certificates" and multiclass != "ovr"):
+            raise ValueError(f"it holds {key}, which only a one-vs-rest model has")
         if array.dtype.kind != "f":
             raise ValueError(f"{key} must hold floats, got dtype {array.dtype}")
         if array.ndim != ndim:
@@ -323,7 +333,9 @@ def _check_model(arrays):
                 or np.unique(classes).shape[0] != k):
             raise ValueError(f"a k-class model has k >= 3 distinct classes, one per row of "
                              f"coef ({k}), got {np.array2string(classes, threshold=6)}")
-        shapes = {"intercept": (k,), "class_certificates": (k, 3)}
+        shapes = {"intercept": (k,)}
+        if multiclass == "ovr":
+            shapes["class_certificates"] = (k, 3)
         if "dual_coef" in arrays:
             shapes["dual_coef"] = (k, arrays["dual_coef"].shape[1])
         for key, shape in shapes.items():
@@ -331,4 +343,6 @@ def _check_model(arrays):
                 raise ValueError(f"{key} must have shape {shape}, got {arrays[key].shape}")
     if stream is not None:
         metadata["stream"] = stream
+    if multiclass is not None:
+        metadata["multiclass"] = multiclass
     return arrays, metadata

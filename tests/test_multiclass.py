@@ -28,10 +28,11 @@ def multiclass_problem(n=240, d=7, k=4, seed=0, sparse=False):
 def test_one_vs_rest_is_exactly_the_k_binary_problems(loss, solver):
     X, y = multiclass_problem(sparse=True, seed=1)
     kwargs = dict(loss=loss, alpha=1e-2, l1_ratio=0.2, solver=solver, tol=1e-3, max_epochs=30,
-                  random_state=5)
+                  random_state=5, multiclass="ovr")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         model = fastdual.train(X, y, **kwargs)
+        kwargs.pop("multiclass")
         binary = [fastdual.train(X, y == label, **kwargs) for label in model.classes_]
     assert model.coef_.shape == (4, 7) and model.intercept_.shape == (4,)
     assert model.classes_.tolist() == ["cat", "dog", "emu", "fox"]
@@ -74,9 +75,11 @@ def test_the_k_class_certificate_is_that_of_the_returned_model(loss, k, seed, fi
     assert model.dual_ <= optimum.primal_ + 1e-9 and optimum.dual_ <= model.primal_ + 1e-9
 
 
-def test_predictions_probabilities_and_scores():
+@pytest.mark.parametrize("multiclass", ["ovr", "multinomial"])
+def test_predictions_probabilities_and_scores(multiclass):
     X, y = multiclass_problem(n=300, k=3, seed=3)
-    model = fastdual.train(X, y, loss="logistic", alpha=1e-3, tol=1e-6, random_state=0)
+    model = fastdual.train(X, y, loss="logistic", alpha=1e-3, tol=1e-6, random_state=0,
+                           multiclass=multiclass)
     scores = model.decision_function(X)
     assert scores.shape == (300, 3)
     np.testing.assert_allclose(scores, X @ model.coef_.T + model.intercept_, rtol=1e-12)
@@ -108,8 +111,9 @@ def test_k_class_models_save_load_and_warm_start(tmp_path):
 
 def test_bad_multiclass_arguments_are_refused():
     X, y = multiclass_problem(n=60, k=3)
-    with pytest.raises(ValueError, match=r"multiclass must be None or one of \['ovr'\]"):
-        fastdual.train(X, y, loss="logistic", multiclass="multinomial")
+    with pytest.raises(ValueError, match=r"multiclass must be None or one of \['ovr', "
+                                         r"'crammer_singer', 'multinomial'\], got 'ecoc'"):
+        fastdual.train(X, y, loss="logistic", multiclass="ecoc")
     with pytest.raises(ValueError, match=r"n_jobs must be"):
         fastdual.train(X, y, n_jobs=0)
     with pytest.raises(ValueError, match=r"coef has 2 rows but y has 3 classes"):
@@ -119,7 +123,7 @@ def test_bad_multiclass_arguments_are_refused():
 @pytest.mark.parametrize("change, message", [
     (lambda a: a.update(classes=a["classes"][:3]), r"one per row of coef"),
     (lambda a: a.update(intercept=a["intercept"][:2]), r"intercept must have shape \(4,\)"),
-    (lambda a: a.pop("class_certificates"), r"needs its class_certificates"),
+    (lambda a: a.pop("class_certificates"), r"one-vs-rest model needs its class_certificates"),
     (lambda a: a.update(coef=a["coef"][0]), r"coef must be 2-D"),
 ])
 def test_damaged_k_class_files_are_refused(tmp_path, change, message):
@@ -131,3 +135,182 @@ def test_damaged_k_class_files_are_refused(tmp_path, change, message):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ValueError, match=message):
         fastdual.load(tmp_path / "bad.npz")
+
+
+# -- Crammer-Singer and multinomial: vector duals -------------------------------------------
+
+def np_joint_objective(X, labels, coef, intercept, strategy, alpha):
+    """P(W) with an independent NumPy evaluation of the k-class losses (intercept regularised
+    as a feature of value 1)."""
+    Z = X @ coef.T + intercept
+    n = X.shape[0]
+    rows = np.arange(n)
+    if strategy == "multinomial":
+        top = Z.max(axis=1)
+        losses = top + np.log(np.exp(Z - top[:, None]).sum(axis=1)) - Z[rows, labels]
+    else:
+        margins = 1.0 + Z - Z[rows, labels][:, None]
+        margins[rows, labels] = 0.0
+        losses = margins.max(axis=1)
+    return losses.mean() + 0.5 * alpha * (np.sum(coef ** 2) + np.sum(intercept ** 2))
+
+
+@pytest.mark.parametrize("family, strategy", [(1, "crammer_singer"), (2, "multinomial")])
+def test_the_vector_step_maximises_its_subproblem(family, strategy):
+    """The kernel's step against SLSQP on the same k-dimensional concave problem."""
+    from scipy.optimize import minimize
+    from fastdual._core.gap import dual_values_vector
+    from fastdual.solvers._vector import vector_step
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        k = int(rng.integers(3, 7))
+        y = int(rng.integers(k))
+        z = rng.standard_normal(k) * rng.choice([0.3, 3.0])
+        q = rng.uniform(0.05, 5.0)
+        p = rng.dirichlet(np.ones(k))                   # a feasible start
+        a0 = -p * rng.uniform(0, 1)
+        a0[y] = 0.0
+        a0[y] = -a0.sum()
+        if strategy == "multinomial":
+            a0 = np.eye(k)[y] - p
+        labels = np.array([y])
+
+        def value(a):
+            dual = dual_values_vector(a[None, :], labels, family)[0]
+            return dual - z @ (a - a0) - q / 2 * np.sum((a - a0) ** 2)
+
+        got = vector_step(family, z, a0, y, q)
+        assert np.isfinite(dual_values_vector(got[None, :], labels, family)[0])
+        if strategy == "multinomial":
+            # over p = e_y - a in the simplex
+            def negative(p_):
+                p_ = np.clip(p_, 1e-300, None)
+                return -(-(p_ * np.log(p_)).sum() + z @ (p_ - (np.eye(k)[y] - a0))
+                         - q / 2 * np.sum((p_ - (np.eye(k)[y] - a0)) ** 2))
+            best = minimize(negative, np.full(k, 1.0 / k), method="SLSQP",
+                            bounds=[(0, 1)] * k, constraints=[{"type": "eq",
+                                                                "fun": lambda p_: p_.sum() - 1}],
+                            options={"ftol": 1e-15, "maxiter": 1000})
+            brute = -best.fun
+        else:
+            def negative(a):
+                return -(-a[np.arange(k) != y].sum() - z @ (a - a0)
+                         - q / 2 * np.sum((a - a0) ** 2))
+            bounds = [(None, 0.0) if j != y else (None, 1.0) for j in range(k)]
+            best = minimize(negative, a0, method="SLSQP", bounds=bounds,
+                            constraints=[{"type": "eq", "fun": lambda a: a.sum()}],
+                            options={"ftol": 1e-15, "maxiter": 1000})
+            brute = -best.fun
+        assert value(got) >= brute - 1e-9 * (1 + abs(brute)), (trial, value(got), brute)
+
+
+def test_crammer_singer_matches_liblinear_s4():
+    from liblinear.liblinearutil import parameter, problem, train as ll_train
+    X, y = multiclass_problem(n=150, d=5, k=3, seed=8)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    labels = np.searchsorted(np.unique(y), y)
+    C = 1.0
+    alpha = 1.0 / (C * X.shape[0])
+    ll = ll_train(problem((labels + 1).astype(float).tolist(), X.tolist()),
+                  parameter(f"-s 4 -c {C} -e 1e-10 -q"))
+    W = np.zeros((3, 5))
+    for position, label in enumerate(ll.get_labels()):     # LIBLINEAR's order of appearance
+        W[int(label) - 1] = ll.get_decfun(position)[0]
+    model = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=alpha,
+                           fit_intercept=False, tol=1e-9, max_epochs=50_000, random_state=0)
+    ours = np_joint_objective(X, labels, model.coef_, np.zeros(3), "crammer_singer", alpha)
+    theirs = np_joint_objective(X, labels, W, np.zeros(3), "crammer_singer", alpha)
+    assert ours == pytest.approx(model.primal_, rel=1e-12)
+    assert ours == pytest.approx(theirs, rel=1e-6)
+    assert model.dual_ <= theirs + 1e-12           # the certificate bounds LIBLINEAR's too
+
+
+def test_multinomial_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+    X, y = multiclass_problem(n=200, d=6, k=4, seed=9)
+    labels = np.searchsorted(np.unique(y), y)
+    alpha = 1e-2
+    reference = LogisticRegression(C=1.0 / (alpha * X.shape[0]), fit_intercept=False,
+                                   tol=1e-12, max_iter=10_000).fit(X, y)
+    model = fastdual.train(X, y, loss="logistic", alpha=alpha, fit_intercept=False, tol=1e-10,
+                           random_state=0, max_epochs=20_000)
+    assert model.multiclass == "multinomial" and model.converged_
+    ours = np_joint_objective(X, labels, model.coef_, np.zeros(4), "multinomial", alpha)
+    theirs = np_joint_objective(X, labels, reference.coef_, np.zeros(4), "multinomial", alpha)
+    assert ours == pytest.approx(theirs, rel=1e-6)
+    np.testing.assert_allclose(model.predict_proba(X), reference.predict_proba(X), atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(strategy=st.sampled_from(["crammer_singer", "multinomial"]), seed=st.integers(0, 500),
+       l1_ratio=st.sampled_from([0.0, 0.5]), max_epochs=st.integers(1, 8),
+       fit_intercept=st.booleans(), weighted=st.booleans())
+def test_the_joint_certificate_is_that_of_the_returned_model(strategy, seed, l1_ratio,
+                                                             max_epochs, fit_intercept, weighted):
+    X, y = multiclass_problem(n=60, d=5, k=3, seed=seed, sparse=seed % 2 == 0)
+    loss = "hinge" if strategy == "crammer_singer" else "logistic"
+    weights = np.random.default_rng(seed).uniform(0, 2, 60) if weighted else None
+    objective = dict(loss=loss, alpha=0.05, l1_ratio=l1_ratio, multiclass=strategy,
+                     sample_weight=weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        model = fastdual.train(X, y, max_epochs=max_epochs, tol=0.0, random_state=seed,
+                               fit_intercept=fit_intercept, **objective)
+        optimum = fastdual.train(X, y, max_epochs=3000, tol=1e-9, random_state=0,
+                                 fit_intercept=fit_intercept, **objective)
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_ if fit_intercept else None,
+                                dual_coef=model.dual_coef_, **objective)
+    assert (model.primal_, model.dual_) == (cert.primal, cert.dual)
+    # Weak duality both ways: each dual value is below the other's primal.
+    assert model.dual_ <= optimum.primal_ + 1e-12 and optimum.dual_ <= model.primal_ + 1e-12
+
+
+def test_random_feasible_vector_duals_are_lower_bounds():
+    """Weak duality for random points of the dual domains, against the optimum's primal."""
+    from fastdual._core.gap import dual_values_vector
+    X, y = multiclass_problem(n=50, d=4, k=3, seed=10)
+    labels = np.searchsorted(np.unique(y), y)
+    rng = np.random.default_rng(0)
+    for strategy, loss, family in [("crammer_singer", "hinge", 1),
+                                   ("multinomial", "logistic", 2)]:
+        optimum = fastdual.train(X, y, loss=loss, multiclass=strategy, alpha=0.1, tol=1e-9,
+                                 max_epochs=20_000, random_state=0)
+        for _ in range(50):
+            p = rng.dirichlet(np.ones(3), size=50) * rng.uniform(0, 1, (50, 1))
+            if strategy == "multinomial":
+                duals = np.eye(3)[labels] - p / p.sum(axis=1, keepdims=True)
+            else:
+                duals = -p
+                duals[np.arange(50), labels] = 0.0
+                duals[np.arange(50), labels] = -duals.sum(axis=1)
+            assert np.all(np.isfinite(dual_values_vector(duals, labels, family)))
+            cert = fastdual.duality_gap(X, y, optimum.coef_, optimum.intercept_, loss=loss,
+                                        multiclass=strategy, alpha=0.1, dual_coef=duals.T)
+            assert cert.dual <= optimum.primal_ + 1e-12
+
+
+def test_joint_strategies_refuse_what_they_cannot_do():
+    X, y = multiclass_problem(n=60, k=3)
+    with pytest.raises(ValueError, match=r"multiclass='crammer_singer' needs loss='hinge'; "
+                                         r"loss='logistic' trains k classes with multiclass in "
+                                         r"\['ovr', 'multinomial'\]"):
+        fastdual.train(X, y, loss="logistic", multiclass="crammer_singer")
+    with pytest.raises(ValueError, match=r"trained by solver='sdca'"):
+        fastdual.train(X, y, loss="logistic", solver="spdc", multiclass="multinomial")
+    with pytest.raises(ValueError, match=r"needs an l2 term"):
+        fastdual.train(X, y, loss="logistic", l1_ratio=1.0)
+    with pytest.raises(ValueError, match=r"has no free intercept"):
+        fastdual.train(X, y, loss="logistic", regularize_intercept=False, solver="sdca")
+
+
+def test_joint_models_save_load_and_warm_start(tmp_path):
+    X, y = multiclass_problem(n=120, k=3, seed=11)
+    model = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.05,
+                           tol=1e-6, random_state=0)
+    model.save(tmp_path / "cs.npz")
+    loaded = fastdual.load(tmp_path / "cs.npz")
+    assert loaded.multiclass == "crammer_singer" and loaded.class_certificates_ is None
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    warm = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.05,
+                          tol=1e-6, random_state=0, warm_start=loaded)
+    assert warm.n_epochs_ <= 2 and warm.converged_

@@ -27,6 +27,7 @@ from cython cimport floating
 from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss
+from fastdual._core.multiclass cimport dual_value, loss_value, margin_duals
 from fastdual._core.rows cimport row_range, row_dot, row_axpy
 
 
@@ -45,6 +46,23 @@ cdef double _feasible_dual_sum(const double* v, Py_ssize_t m, double l1, Loss lo
         if sample_weight[i] != 0.0:
             total += sample_weight[i] * loss.dual_value(y[i], shrink * duals[i])
     return total
+
+
+cdef void _penalty_terms(const double* w, const double* v, Py_ssize_t m, double l2, double l1,
+                         double* sq_norm, double* l1_norm, double* g_conj) noexcept nogil:
+    """||w||^2, ||w||_1 and g*(v) = sum_j 1/2 max(0, |v_j| - l1/l2)^2 over m entries (g* only
+    when l2 > 0): the regulariser's share of P and D, for one coefficient vector or k."""
+    cdef Py_ssize_t j
+    cdef double kappa, excess
+    for j in range(m):
+        sq_norm[0] += w[j] * w[j]
+        l1_norm[0] += fabs(w[j])
+    if l2 > 0.0:
+        kappa = l1 / l2
+        for j in range(m):
+            excess = fabs(v[j]) - kappa
+            if excess > 0.0:
+                g_conj[0] += 0.5 * excess * excess
 
 
 def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -74,7 +92,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
     cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
     cdef Py_ssize_t i, j, start, end
-    cdef double z, c, scale, kappa, excess, u
+    cdef double z, c, scale, u
     cdef double loss_sum = 0.0, conj_sum = 0.0, margin_conj_sum = 0.0
     cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
     cdef double v_bias = 0.0 if free_bias else bias     # the intercept feature's share in v
@@ -100,16 +118,8 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                 if scale != 0.0:
                     row_axpy(x, ind, start, end, scale, &v_margin[0])
                     v_margin[n_features] += scale * v_bias
-        for j in range(penalised):
-            sq_norm += w[j] * w[j]
-            l1_norm += fabs(w[j])
-        if not pure_l1:
-            kappa = l1 / l2
-            for j in range(penalised):
-                excess = fabs(v_out[j]) - kappa
-                if excess > 0.0:
-                    g_conj += 0.5 * excess * excess
-        else:
+        _penalty_terms(&w[0], &v_out[0], penalised, l2, l1, &sq_norm, &l1_norm, &g_conj)
+        if pure_l1:
             conj_sum = _feasible_dual_sum(&v_out[0], penalised, l1, loss, y,
                                           sample_weight, duals, n_samples)
             if margin_alternative:
@@ -120,3 +130,79 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
     return primal, dual
+
+
+def primal_dual_vector(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                       Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                       const Py_ssize_t[::1] labels, const double[::1] sample_weight,
+                       const double[:, ::1] w, const double[:, ::1] duals, double l2, double l1,
+                       int family, double[:, ::1] v_out):
+    """(primal, dual) of a k-class problem with vector duals (Crammer-Singer or multinomial,
+    _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the intercept feature's row
+    last, penalised), duals (n_samples, k); the same P and D as primal_dual with x_i . w the
+    k margins W^T x_i, phi and phi* the k-class losses and v = 1/(l2 n) sum_i c_i x_i a_i^T.
+    l2 > 0."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t k = w.shape[1], i, j, m, kk, start, end
+    cdef double[::1] z = np.empty(k)
+    cdef double c, scale, xv
+    cdef double loss_sum = 0.0, conj_sum = 0.0, sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+    cdef double inv_l2n = 1.0 / (l2 * n_samples)
+    with nogil:
+        v_out[:, :] = 0.0
+        for i in range(n_samples):
+            c = sample_weight[i]
+            if c == 0.0:
+                continue
+            row_range(ptr, i, n_features, &start, &end)
+            for m in range(k):
+                z[m] = bias * w[n_features, m]
+            for kk in range(start, end):
+                j = ind[kk] if ind != NULL else kk - start
+                xv = x[kk]
+                for m in range(k):
+                    z[m] += xv * w[j, m]
+            loss_sum += c * loss_value(family, &z[0], k, labels[i])
+            conj_sum += c * dual_value(family, &duals[i, 0], k, labels[i])
+            scale = c * inv_l2n
+            for kk in range(start, end):
+                j = ind[kk] if ind != NULL else kk - start
+                xv = scale * x[kk]
+                for m in range(k):
+                    v_out[j, m] += xv * duals[i, m]
+            for m in range(k):
+                v_out[n_features, m] += scale * bias * duals[i, m]
+        _penalty_terms(&w[0, 0], &v_out[0, 0], (n_features + 1) * k, l2, l1, &sq_norm,
+                       &l1_norm, &g_conj)
+    primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
+    dual = conj_sum / n_samples - l2 * g_conj
+    return primal, dual
+
+
+def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family):
+    """The feasible vector duals of margins (n, k): -(a subgradient of each phi_i)."""
+    cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
+    cdef double[:, ::1] out = np.empty((n, k))
+    with nogil:
+        for i in range(n):
+            margin_duals(family, &margins[i, 0], k, labels[i], &out[i, 0])
+    return np.asarray(out)
+
+
+def vector_losses(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family):
+    """phi_i(z_i) for margins (n, k), and -phi_i*(-a) through dual_values_vector (tests)."""
+    cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
+    cdef double[::1] out = np.empty(n)
+    for i in range(n):
+        out[i] = loss_value(family, &margins[i, 0], k, labels[i])
+    return np.asarray(out)
+
+
+def dual_values_vector(const double[:, ::1] duals, const Py_ssize_t[::1] labels, int family):
+    cdef Py_ssize_t n = duals.shape[0], k = duals.shape[1], i
+    cdef double[::1] out = np.empty(n)
+    for i in range(n):
+        out[i] = dual_value(family, &duals[i, 0], k, labels[i])
+    return np.asarray(out)

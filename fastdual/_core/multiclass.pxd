@@ -1,0 +1,195 @@
+# The two k-class losses with vector duals (seed 000 Sec. 3.3; docs/math.md, "Multiclass"),
+# for the kernel of fastdual/solvers/_vector.pyx and the certificate of _core/gap.pyx.
+#
+# Sample i has margins z = W^T x_i (k entries), label y, dual a (k entries); fastdual's dual
+# convention phi(z) = max_a (-a . z - phi*(-a)), so the dual objective's term is -phi*(-a).
+#
+# Crammer-Singer: phi(z) = max_j (delta_{j != y} + z_j - z_y). Its dual domain is
+#   C = {a : a_j <= 0 for j != y, a_y = -sum_{j != y} a_j <= 1}, and -phi*(-a) = a_y.
+#   a_y is implied by the others: every function here reads a_j for j != y only.
+# Multinomial logistic: phi(z) = logsumexp(z) - z_y. With p = e_y - a in the simplex,
+#   -phi*(-a) = -sum_j p_j log p_j (the entropy).
+#
+# The step (SDCA Option I, vector form): a' = argmax -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2.
+from libc.math cimport exp, log, fabs, INFINITY
+
+cdef enum:
+    CRAMMER_SINGER = 1
+    MULTINOMIAL = 2
+    # Feasibility to rounding: a point a step leaves sums to 1 (or 0) only to a few ulps.
+    ROUNDING_SLACK = 64
+
+
+cdef inline double lse(const double* z, Py_ssize_t k) noexcept nogil:
+    cdef double top = z[0], total = 0.0
+    cdef Py_ssize_t j
+    for j in range(1, k):
+        if z[j] > top:
+            top = z[j]
+    for j in range(k):
+        total += exp(z[j] - top)
+    return top + log(total)
+
+
+cdef inline double loss_value(int family, const double* z, Py_ssize_t k,
+                              Py_ssize_t y) noexcept nogil:
+    cdef double best = 0.0
+    cdef Py_ssize_t j
+    if family == MULTINOMIAL:
+        return lse(z, k) - z[y]
+    for j in range(k):
+        if j != y and 1.0 + z[j] - z[y] > best:
+            best = 1.0 + z[j] - z[y]
+    return best
+
+
+cdef inline double dual_value(int family, const double* a, Py_ssize_t k,
+                              Py_ssize_t y) noexcept nogil:
+    """-phi*(-a), or -inf outside the domain (beyond rounding)."""
+    cdef double total = 0.0, p, mass = 0.0
+    cdef Py_ssize_t j
+    cdef double slack = ROUNDING_SLACK * 2.2e-16 * k
+    if family == CRAMMER_SINGER:
+        for j in range(k):
+            if j != y:
+                if a[j] > 0.0:
+                    return -INFINITY
+                total -= a[j]
+        return total if total <= 1.0 + slack else -INFINITY
+    for j in range(k):
+        p = (1.0 if j == y else 0.0) - a[j]
+        if p < 0.0:
+            if p < -slack:
+                return -INFINITY
+            p = 0.0
+        mass += p
+        if p > 0.0:
+            total -= p * log(p)
+    return total if fabs(mass - 1.0) <= slack else -INFINITY
+
+
+cdef inline void margin_duals(int family, const double* z, Py_ssize_t k, Py_ssize_t y,
+                              double* out) noexcept nogil:
+    """a = -(a subgradient of phi at z): e_y - softmax(z), or e_y - e_j* for the most violating
+    j* (0 when no j violates)."""
+    cdef double top, total = 0.0, best = 0.0
+    cdef Py_ssize_t j, arg = -1
+    if family == MULTINOMIAL:
+        top = lse(z, k)
+        for j in range(k):
+            out[j] = (1.0 if j == y else 0.0) - exp(z[j] - top)
+        return
+    for j in range(k):
+        out[j] = 0.0
+        if j != y and 1.0 + z[j] - z[y] > best:
+            best = 1.0 + z[j] - z[y]
+            arg = j
+    if arg >= 0:
+        out[arg] = -1.0
+        out[y] = 1.0
+
+
+cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                         double q, double* out, double* values, Py_ssize_t* order) noexcept nogil:
+    """Crammer-Singer: the projection of m = a + (e_y - z) / q onto C, by sorting the k kinks
+    of f(theta) = min(m_y - theta, 1) + sum_{j != y} min(m_j - theta, 0) (docs/math.md)."""
+    cdef Py_ssize_t j, i, t, key_order
+    cdef double key, constant = 1.0, slope = 0.0, theta, total = 0.0
+    for j in range(k):
+        out[j] = a[j] + ((1.0 if j == y else 0.0) - z[j]) / q
+        values[j] = out[j] - 1.0 if j == y else out[j]
+        order[j] = j
+    # Insertion sort of the kinks (k is small; no allocation).
+    for i in range(1, k):
+        key = values[i]
+        key_order = order[i]
+        t = i - 1
+        while t >= 0 and values[t] > key:
+            values[t + 1] = values[t]
+            order[t + 1] = order[t]
+            t -= 1
+        values[t + 1] = key
+        order[t + 1] = key_order
+    # f = constant - slope theta between kinks; f = 1 > 0 before the first.
+    theta = values[k - 1]
+    for i in range(k):
+        j = order[i]
+        constant += out[j] - (1.0 if j == y else 0.0)
+        slope += 1.0
+        theta = constant / slope
+        if i == k - 1 or theta <= values[i + 1]:
+            break
+    for j in range(k):
+        if j != y:
+            out[j] = out[j] - theta if out[j] - theta < 0.0 else 0.0
+            total -= out[j]
+    if total > 1.0:              # rounding past the cap: shrink the others onto it
+        for j in range(k):
+            if j != y:
+                out[j] /= total
+        total = 1.0
+    out[y] = total
+
+
+cdef inline double _entropy_root(double c, double q) noexcept nogil:
+    """u = log s solving log s + q s = c (q > 0), by Newton from the right (f convex,
+    increasing: monotone convergence), starting where f >= 0 without overflowing."""
+    cdef double u, f, step
+    cdef int it
+    if c <= 0.0:
+        u = c
+    elif c <= q:
+        u = 0.0
+    else:
+        u = log(c / q)
+    for it in range(100):
+        f = u + q * exp(u) - c
+        step = f / (1.0 + q * exp(u))
+        u -= step
+        if fabs(step) <= 1e-15 * (1.0 + fabs(u)):
+            break
+    return u
+
+
+cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                  double q, double* out, double* r) noexcept nogil:
+    """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
+    p = e_y - a: p'_j solves log p'_j + q p'_j = z_j + q p_j - 1 - nu, with nu such that
+    sum_j p'_j = 1 (Newton on nu, kept inside a bisection bracket); a' = e_y - p'."""
+    cdef Py_ssize_t j
+    cdef double lo, hi, nu, h, slope, s, total, top = -INFINITY
+    cdef int it
+    for j in range(k):
+        r[j] = z[j] + q * ((1.0 if j == y else 0.0) - a[j]) - 1.0
+        if r[j] > top:
+            top = r[j]
+    # h(nu) = sum_j s_j(nu) - 1 decreases; h(top - q) >= 0 (the largest s is 1 there) and
+    # h(lse(r)) <= 0 (each s_j <= exp(r_j - nu)).
+    lo = top - q
+    hi = lse(r, k)
+    nu = hi
+    for it in range(100):
+        total = 0.0
+        slope = 0.0
+        for j in range(k):
+            s = exp(_entropy_root(r[j] - nu, q))
+            out[j] = s
+            total += s
+            slope += s / (1.0 + q * s)
+        h = total - 1.0
+        if fabs(h) <= 4e-16 * k:
+            break
+        if h > 0.0:
+            lo = nu
+        else:
+            hi = nu
+        nu += h / slope
+        if not (lo < nu < hi):
+            nu = 0.5 * (lo + hi)
+        if hi - lo <= 1e-15 * (1.0 + fabs(nu)):
+            break
+    total = 0.0
+    for j in range(k):
+        total += out[j]
+    for j in range(k):
+        out[j] = (1.0 if j == y else 0.0) - out[j] / total

@@ -1,0 +1,44 @@
+"""Prox-SDCA with vector duals (seed 000 Sec. 3.3): the driver of multiclass="crammer_singer"
+and "multinomial" around the kernel of _vector.pyx, in the one training loop."""
+import numpy as np
+
+from fastdual.solvers import _vector
+from fastdual.solvers.common import soft_threshold
+
+
+class VectorSDCA:
+    name = "sdca"
+    helper_l2 = 0.0
+
+    def __init__(self, problem, seed, initial_duals=None):
+        self.problem = problem
+        n, d, k = problem.n_samples, problem.n_features, problem.n_classes
+        self.duals = (np.zeros((n, k)) if initial_duals is None
+                      else np.array(initial_duals, dtype=np.float64, order="C"))
+        self.v = np.zeros((d + 1, k))
+        if initial_duals is not None:      # V(duals), by the certificate's own pass
+            problem.primal_dual(np.zeros((d + 1, k)), self.duals, v_out=self.v)
+        self.w = self.v if problem.l1 == 0.0 else soft_threshold(self.v,
+                                                                 problem.l1 / problem.l2)
+        self.order = np.arange(n, dtype=np.intp)
+        self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
+        self.scratch = np.zeros((4, k))
+        self.sort_order = np.zeros(k, dtype=np.intp)
+
+    def epoch(self):
+        problem = self.problem
+        data, indices, indptr = problem.X.kernel_args
+        _vector.vector_epoch(data, indices, indptr, problem.n_samples, problem.n_features,
+                             problem.bias, problem.labels, problem.sample_weight,
+                             problem.squared_norms(), self.duals, self.v, self.w,
+                             problem.family, problem.l2, problem.l1, self.order,
+                             self.rng_state, self.scratch, self.sort_order)
+
+    def check_due(self, epoch):
+        return None
+
+    def point(self):
+        return self.w, self.duals
+
+    def after_check(self, checkpoint):
+        pass
