@@ -19,7 +19,7 @@ Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
           random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
-          on_interrupt="raise", multiclass=None, n_jobs=None, **options):
+          on_interrupt="raise", multiclass=None, n_jobs=None, class_weight=None, **options):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -46,6 +46,9 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         logistic with solver="sdca", "ovr" otherwise. coef_ is (k, n_features) either way.
     n_jobs : threads for the one-vs-rest problems (the kernels release the GIL); the result
         is bit-identical whatever n_jobs.
+    class_weight : None, "balanced" (n / (k * count of the class), scikit-learn's definition)
+        or a dict {label: weight} (labels absent weigh 1): multiplies each sample's weight by
+        its class's, so that an integer class weight is that many copies of the class's rows.
     loss : one of fastdual.LOSSES.
     tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
     max_epochs : passes over the data.
@@ -91,15 +94,52 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     if get_loss_spec(loss).task == "binary":
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
+        if class_weight is not None:
+            objective["sample_weight"] = weigh_classes(class_weight, classes, index,
+                                                       sample_weight)
         if classes.shape[0] > 2:
             return _multiclass.train(matrix, classes, index, objective, run, multiclass,
                                      n_jobs, warm_start)
         X = matrix
+    if class_weight is not None and get_loss_spec(loss).task != "binary":
+        raise ValueError(f"class_weight is for classification; loss={loss!r} is a regression "
+                         "loss")
     multiclass_choice(multiclass, loss, 2)
     if n_jobs is not None:
         check_int("n_jobs", n_jobs, 1)
     problem = build_problem(X, y, **objective)
     return solve(problem, warm_start=warm_start, **run)
+
+
+def weigh_classes(class_weight, classes, index, sample_weight):
+    """Each sample's weight times its class's: "balanced" is n / (k * count of the class)."""
+    counts = np.bincount(index, minlength=classes.shape[0])
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        per_class = index.shape[0] / (classes.shape[0] * counts.astype(np.float64))
+    elif isinstance(class_weight, dict):
+        unknown = [key for key in class_weight if not np.any(classes == key)]
+        if unknown:
+            raise ValueError(f"class_weight has labels that are not in y: {unknown[:5]}; "
+                             f"the classes are {classes.tolist()[:20]}")
+        per_class = np.ones(classes.shape[0])
+        for m, label in enumerate(classes):
+            label = label.item() if isinstance(label, np.generic) else label
+            value = class_weight.get(label, 1.0)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                    or not np.isfinite(value) or value < 0:
+                raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0, "
+                                 f"got {value!r}")
+            per_class[m] = float(value)
+    else:
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, "
+                         f"got {class_weight!r}")
+    base = np.ones(index.shape[0]) if sample_weight is None else sample_weight
+    if sample_weight is not None:
+        from fastdual._validation import check_sample_weight
+        check_sample_weight(sample_weight, index.shape[0])   # its own errors first
+        base = np.broadcast_to(np.asarray(sample_weight, dtype=np.float64).ravel(),
+                               index.shape)
+    return base * per_class[index]
 
 
 def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,

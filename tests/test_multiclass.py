@@ -314,3 +314,43 @@ def test_joint_models_save_load_and_warm_start(tmp_path):
     warm = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.05,
                           tol=1e-6, random_state=0, warm_start=loaded)
     assert warm.n_epochs_ <= 2 and warm.converged_
+
+
+@pytest.mark.parametrize("multiclass, loss", [("ovr", "smooth_hinge"),
+                                              ("crammer_singer", "hinge"),
+                                              ("multinomial", "logistic")])
+def test_an_integer_class_weight_is_that_many_copies_of_the_class(multiclass, loss):
+    X, y = multiclass_problem(n=90, d=4, k=3, seed=12)
+    kwargs = dict(loss=loss, multiclass=multiclass, alpha=0.05, tol=1e-10, max_epochs=50_000,
+                  random_state=0)
+    weighted = fastdual.train(X, y, class_weight={"dog": 3}, **kwargs)
+    rows = np.concatenate([np.arange(90)] + [np.flatnonzero(y == "dog")] * 2)
+    repeated = fastdual.train(X[rows], y[rows], **kwargs)
+    assert weighted.primal_ == pytest.approx(repeated.primal_, rel=1e-8)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_balanced_class_weights_follow_scikit_learn():
+    from sklearn.utils.class_weight import compute_class_weight
+    X, y = multiclass_problem(n=100, d=4, k=3, seed=13)
+    y[:40] = "cat"
+    expected = compute_class_weight("balanced", classes=np.unique(y), y=y)
+    explicit = dict(zip(np.unique(y).tolist(), expected.tolist()))
+    kwargs = dict(loss="logistic", alpha=0.05, tol=1e-8, random_state=0)
+    balanced = fastdual.train(X, y, class_weight="balanced", **kwargs)
+    by_hand = fastdual.train(X, y, class_weight=explicit, **kwargs)
+    assert np.array_equal(balanced.coef_, by_hand.coef_)
+    binary = fastdual.train(X, y == "cat", class_weight="balanced", **kwargs)
+    assert binary.converged_
+
+
+def test_bad_class_weights_are_refused():
+    X, y = multiclass_problem(n=60, k=3)
+    with pytest.raises(ValueError, match=r"class_weight has labels that are not in y: \['yak'\]"):
+        fastdual.train(X, y, class_weight={"yak": 2.0})
+    with pytest.raises(ValueError, match=r"class_weight\['dog'\] must be a finite number >= 0"):
+        fastdual.train(X, y, class_weight={"dog": -1.0})
+    with pytest.raises(ValueError, match=r"class_weight must be None, 'balanced' or a dict"):
+        fastdual.train(X, y, class_weight="auto")
+    with pytest.raises(ValueError, match=r"class_weight is for classification"):
+        fastdual.train(X, np.arange(60.0), loss="squared", class_weight="balanced")
