@@ -160,7 +160,7 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
 
 
 MULTICLASS = ("ovr", "crammer_singer", "multinomial")
-_JOINT_LOSS = {"crammer_singer": "hinge", "multinomial": "logistic"}
+_JOINT_LOSSES = {"crammer_singer": ("hinge", "smooth_hinge"), "multinomial": ("logistic",)}
 
 
 def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
@@ -172,10 +172,11 @@ def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
     if multiclass not in MULTICLASS:
         raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
                          f"{multiclass!r}")
-    if multiclass in _JOINT_LOSS and loss != _JOINT_LOSS[multiclass]:
-        works = ["ovr"] + [name for name, needs in _JOINT_LOSS.items() if needs == loss]
-        raise ValueError(f"multiclass={multiclass!r} needs loss={_JOINT_LOSS[multiclass]!r}; "
-                         f"loss={loss!r} trains k classes with multiclass in {works}")
+    if multiclass in _JOINT_LOSSES and loss not in _JOINT_LOSSES[multiclass]:
+        works = ["ovr"] + [name for name, losses in _JOINT_LOSSES.items() if loss in losses]
+        raise ValueError(f"multiclass={multiclass!r} needs loss in "
+                         f"{list(_JOINT_LOSSES[multiclass])}; loss={loss!r} trains k classes "
+                         f"with multiclass in {works}")
     return multiclass
 
 

@@ -64,7 +64,8 @@ def train_joint(matrix, classes, index, objective, run, strategy, warm_start):
     d = problem.n_features
     model = Model(
         point.w[:d].T.copy(), point.w[d] * problem.bias, classes, dual_coef=point.duals.T.copy(),
-        loss=problem.loss_name, loss_params={}, task="multiclass", multiclass=strategy,
+        loss=problem.loss_name, loss_params=problem.loss_params, task="multiclass",
+        multiclass=strategy,
         solver="sdca", alpha=problem.alpha, l1_ratio=problem.l1_ratio, l2_=problem.l2,
         l1_=problem.l1, l2_added_=0.0, fit_intercept=problem.fit_intercept,
         intercept_scaling=problem.intercept_scaling, intercept_mode=problem.intercept_mode,

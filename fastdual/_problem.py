@@ -201,6 +201,7 @@ class VectorProblem(Problem):
     labels: np.ndarray = None
     family: int = 0
     n_classes: int = 0
+    smoothing: float = 0.0     # Crammer-Singer's gamma (smooth_hinge), 0 for the plain loss
 
     def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
         if v_out is None:
@@ -211,24 +212,26 @@ class VectorProblem(Problem):
                                        np.ascontiguousarray(w, dtype=np.float64),
                                        np.ascontiguousarray(duals, dtype=np.float64),
                                        self.l2 if l2 is None else l2, self.l1, self.family,
-                                       v_out)
+                                       self.smoothing, v_out)
 
     def feasible_duals(self, duals):
         return np.asarray(duals, dtype=np.float64)
 
     def duals_from_margins(self, w):
         margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
-        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family)
+        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family,
+                                        self.smoothing)
 
 
-FAMILIES = {"crammer_singer": (1, "hinge"), "multinomial": (2, "logistic")}
+# strategy -> (family of _core/multiclass.pxd, the losses it trains)
+FAMILIES = {"crammer_singer": (1, ("hinge", "smooth_hinge")), "multinomial": (2, ("logistic",))}
 
 
 def build_vector_problem(matrix, classes, index, strategy, objective):
     """The k-class problem of a strategy with vector duals, validated as build_problem does."""
-    family, loss = FAMILIES[strategy]
-    if objective["loss"] != loss:
-        raise ValueError(f"multiclass={strategy!r} needs loss={loss!r}, got "
+    family, losses = FAMILIES[strategy]
+    if objective["loss"] not in losses:
+        raise ValueError(f"multiclass={strategy!r} needs loss in {list(losses)}, got "
                          f"loss={objective['loss']!r}")
     base = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
     if base.l2 == 0.0:
@@ -238,5 +241,6 @@ def build_vector_problem(matrix, classes, index, strategy, objective):
                          "regularize_intercept=True")
     fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
     fields.update(classes=classes, task="multiclass")
+    smoothing = base.loss_params.get("gamma", 0.0) if base.loss_name == "smooth_hinge" else 0.0
     return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), family=family,
-                         n_classes=int(classes.shape[0]))
+                         n_classes=int(classes.shape[0]), smoothing=float(smoothing))

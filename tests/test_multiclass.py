@@ -291,9 +291,9 @@ def test_random_feasible_vector_duals_are_lower_bounds():
 
 def test_joint_strategies_refuse_what_they_cannot_do():
     X, y = multiclass_problem(n=60, k=3)
-    with pytest.raises(ValueError, match=r"multiclass='crammer_singer' needs loss='hinge'; "
-                                         r"loss='logistic' trains k classes with multiclass in "
-                                         r"\['ovr', 'multinomial'\]"):
+    with pytest.raises(ValueError, match=r"multiclass='crammer_singer' needs loss in "
+                                         r"\['hinge', 'smooth_hinge'\]; loss='logistic' trains "
+                                         r"k classes with multiclass in \['ovr', 'multinomial'\]"):
         fastdual.train(X, y, loss="logistic", multiclass="crammer_singer")
     with pytest.raises(ValueError, match=r"trained by solver='sdca'"):
         fastdual.train(X, y, loss="logistic", solver="spdc", multiclass="multinomial")
@@ -354,3 +354,70 @@ def test_bad_class_weights_are_refused():
         fastdual.train(X, y, class_weight="auto")
     with pytest.raises(ValueError, match=r"class_weight is for classification"):
         fastdual.train(X, np.arange(60.0), loss="squared", class_weight="balanced")
+
+
+@pytest.mark.parametrize("gamma", [0.5, 2.0])
+def test_the_smoothed_crammer_singer_step_and_loss(gamma):
+    """gamma > 0: the step against SLSQP, the loss against a numerical maximisation over b, and
+    the binary case (k = 2) against fastdual's smooth hinge."""
+    from scipy.optimize import minimize
+    from fastdual._core.gap import dual_values_vector, margin_duals_vector, vector_losses
+    from fastdual.solvers._vector import vector_step
+    rng = np.random.default_rng(14)
+    for trial in range(20):
+        k = int(rng.integers(3, 6))
+        y = int(rng.integers(k))
+        z = rng.standard_normal(k) * 2
+        q = rng.uniform(0.1, 3.0)
+        a0 = np.zeros(k)
+        got = vector_step(1, z, a0, y, q, gamma)
+        labels = np.array([y])
+
+        def negative(a):
+            others = np.arange(k) != y
+            return -(-a[others].sum() - gamma / 2 * np.sum(a[others] ** 2) - z @ (a - a0)
+                     - q / 2 * np.sum((a - a0) ** 2))
+        bounds = [(None, 0.0) if j != y else (None, 1.0) for j in range(k)]
+        best = minimize(negative, a0, method="SLSQP", bounds=bounds,
+                        constraints=[{"type": "eq", "fun": lambda a: a.sum()}],
+                        options={"ftol": 1e-15, "maxiter": 1000})
+        assert -negative(got) >= -best.fun - 1e-9
+        # phi_gamma(z) = max_{b >= 0, sum b <= 1} sum_j b_j u_j - gamma/2 ||b||^2
+        u = 1.0 + z - z[y]
+        u[y] = 0.0
+
+        def objective_b(b):
+            return -(b @ u - gamma / 2 * b @ b)
+        b_bounds = [(0.0, 0.0) if j == y else (0.0, 1.0) for j in range(k)]
+        b_best = minimize(objective_b, np.zeros(k), method="SLSQP", bounds=b_bounds,
+                          constraints=[{"type": "ineq", "fun": lambda b: 1.0 - b.sum()}],
+                          options={"ftol": 1e-15, "maxiter": 1000})
+        value = vector_losses(z[None, :], labels, 1, gamma)[0]
+        # The closed form is the maximum: at least SLSQP's value, and close to it.
+        assert value >= -b_best.fun - 1e-9 * abs(b_best.fun)
+        assert value == pytest.approx(-b_best.fun, rel=1e-6)
+        # Fenchel-Young with equality at the margin duals.
+        a = margin_duals_vector(z[None, :], labels, 1, gamma)[0]
+        dual = dual_values_vector(a[None, :], labels, 1, gamma)[0]
+        assert value == pytest.approx(-a @ z + dual, abs=1e-12)
+    # k = 2, y = 0: max_{0 <= b <= 1} b u - gamma/2 b^2 with u = 1 + z_1, the smoothed hinge:
+    # 0 for u <= 0, u^2 / (2 gamma) below gamma, u - gamma/2 beyond.
+    z2 = np.column_stack([np.zeros(50), rng.standard_normal(50) * 3])
+    values = vector_losses(z2, np.zeros(50, dtype=np.intp), 1, gamma)
+    u = 1.0 + z2[:, 1]
+    expected = np.where(u <= 0, 0.0, np.where(u < gamma, u * u / (2 * gamma), u - gamma / 2))
+    np.testing.assert_allclose(values, expected, rtol=1e-14, atol=1e-15)
+
+
+def test_smooth_hinge_crammer_singer_trains_certified():
+    X, y = multiclass_problem(n=120, d=5, k=4, seed=15)
+    model = fastdual.train(X, y, loss="smooth_hinge", gamma=0.5, multiclass="crammer_singer",
+                           alpha=0.01, tol=1e-8, random_state=0, max_epochs=20_000)
+    assert model.converged_ and model.loss_params == {"gamma": 0.5}
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="smooth_hinge",
+                                gamma=0.5, multiclass="crammer_singer", alpha=0.01,
+                                dual_coef=model.dual_coef_)
+    assert (cert.primal, cert.dual) == (model.primal_, model.dual_)
+    hinge = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.01,
+                           tol=1e-8, random_state=0, max_epochs=20_000)
+    assert model.primal_ < hinge.primal_        # the smoothed loss is below the hinge

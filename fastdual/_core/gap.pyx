@@ -136,9 +136,9 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                        Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                        const Py_ssize_t[::1] labels, const double[::1] sample_weight,
                        const double[:, ::1] w, const double[:, ::1] duals, double l2, double l1,
-                       int family, double[:, ::1] v_out):
-    """(primal, dual) of a k-class problem with vector duals (Crammer-Singer or multinomial,
-    _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the intercept feature's row
+                       int family, double gamma, double[:, ::1] v_out):
+    """(primal, dual) of a k-class problem with vector duals (Crammer-Singer, smoothed by gamma,
+    or multinomial, _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the intercept feature's row
     last, penalised), duals (n_samples, k); the same P and D as primal_dual with x_i . w the
     k margins W^T x_i, phi and phi* the k-class losses and v = 1/(l2 n) sum_i c_i x_i a_i^T.
     l2 > 0."""
@@ -164,8 +164,8 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                 xv = x[kk]
                 for m in range(k):
                     z[m] += xv * w[j, m]
-            loss_sum += c * loss_value(family, &z[0], k, labels[i])
-            conj_sum += c * dual_value(family, &duals[i, 0], k, labels[i])
+            loss_sum += c * loss_value(family, &z[0], k, labels[i], gamma)
+            conj_sum += c * dual_value(family, &duals[i, 0], k, labels[i], gamma)
             scale = c * inv_l2n
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
@@ -181,28 +181,31 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
     return primal, dual
 
 
-def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family):
+def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family,
+                        double gamma=0.0):
     """The feasible vector duals of margins (n, k): -(a subgradient of each phi_i)."""
     cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
     cdef double[:, ::1] out = np.empty((n, k))
     with nogil:
         for i in range(n):
-            margin_duals(family, &margins[i, 0], k, labels[i], &out[i, 0])
+            margin_duals(family, &margins[i, 0], k, labels[i], gamma, &out[i, 0])
     return np.asarray(out)
 
 
-def vector_losses(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family):
+def vector_losses(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family,
+                  double gamma=0.0):
     """phi_i(z_i) for margins (n, k), and -phi_i*(-a) through dual_values_vector (tests)."""
     cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
     cdef double[::1] out = np.empty(n)
     for i in range(n):
-        out[i] = loss_value(family, &margins[i, 0], k, labels[i])
+        out[i] = loss_value(family, &margins[i, 0], k, labels[i], gamma)
     return np.asarray(out)
 
 
-def dual_values_vector(const double[:, ::1] duals, const Py_ssize_t[::1] labels, int family):
+def dual_values_vector(const double[:, ::1] duals, const Py_ssize_t[::1] labels, int family,
+                       double gamma=0.0):
     cdef Py_ssize_t n = duals.shape[0], k = duals.shape[1], i
     cdef double[::1] out = np.empty(n)
     for i in range(n):
-        out[i] = dual_value(family, &duals[i, 0], k, labels[i])
+        out[i] = dual_value(family, &duals[i, 0], k, labels[i], gamma)
     return np.asarray(out)

@@ -4,8 +4,11 @@
 # Sample i has margins z = W^T x_i (k entries), label y, dual a (k entries); fastdual's dual
 # convention phi(z) = max_a (-a . z - phi*(-a)), so the dual objective's term is -phi*(-a).
 #
-# Crammer-Singer: phi(z) = max_j (delta_{j != y} + z_j - z_y). Its dual domain is
-#   C = {a : a_j <= 0 for j != y, a_y = -sum_{j != y} a_j <= 1}, and -phi*(-a) = a_y.
+# Crammer-Singer, smoothed by gamma >= 0 (gamma = 0: the plain loss):
+#   phi(z) = max_{b >= 0, sum b <= 1} sum_{j != y} b_j (1 + z_j - z_y) - gamma/2 ||b||^2,
+#   which for gamma = 0 is max_j (delta_{j != y} + z_j - z_y). Its dual domain is
+#   C = {a : a_j <= 0 for j != y, a_y = -sum_{j != y} a_j <= 1}, and
+#   -phi*(-a) = a_y - gamma/2 sum_{j != y} a_j^2 (a_j = -b_j).
 #   a_y is implied by the others: every function here reads a_j for j != y only.
 # Multinomial logistic: phi(z) = logsumexp(z) - z_y. With p = e_y - a in the simplex,
 #   -phi*(-a) = -sum_j p_j log p_j (the entropy).
@@ -31,22 +34,63 @@ cdef inline double lse(const double* z, Py_ssize_t k) noexcept nogil:
     return top + log(total)
 
 
-cdef inline double loss_value(int family, const double* z, Py_ssize_t k,
-                              Py_ssize_t y) noexcept nogil:
-    cdef double best = 0.0
+cdef inline double cs_threshold(const double* z, Py_ssize_t k, Py_ssize_t y,
+                                double gamma) noexcept nogil:
+    """theta >= 0 with b_j = max((1 + z_j - z_y)/gamma - theta, 0) summing to at most 1 (the
+    projection onto {b >= 0, sum b <= 1}; Michelot's iteration: theta only grows, each pass
+    drops the coordinates below it, at most k passes, no work space)."""
+    cdef double theta = 0.0, total, v, previous
+    cdef Py_ssize_t j, count
+    cdef int it
+    total = 0.0
+    for j in range(k):
+        if j != y:
+            v = (1.0 + z[j] - z[y]) / gamma
+            if v > 0.0:
+                total += v
+    if total <= 1.0:
+        return 0.0
+    for it in range(k + 1):
+        previous = theta
+        total = 0.0
+        count = 0
+        for j in range(k):
+            if j != y:
+                v = (1.0 + z[j] - z[y]) / gamma
+                if v > theta:
+                    total += v
+                    count += 1
+        theta = (total - 1.0) / count
+        if theta <= previous:
+            return previous if previous > theta else theta
+    return theta
+
+
+cdef inline double loss_value(int family, const double* z, Py_ssize_t k, Py_ssize_t y,
+                              double gamma) noexcept nogil:
+    cdef double best = 0.0, theta, b, u
     cdef Py_ssize_t j
     if family == MULTINOMIAL:
         return lse(z, k) - z[y]
+    if gamma == 0.0:
+        for j in range(k):
+            if j != y and 1.0 + z[j] - z[y] > best:
+                best = 1.0 + z[j] - z[y]
+        return best
+    theta = cs_threshold(z, k, y, gamma)
     for j in range(k):
-        if j != y and 1.0 + z[j] - z[y] > best:
-            best = 1.0 + z[j] - z[y]
+        if j != y:
+            u = 1.0 + z[j] - z[y]
+            b = u / gamma - theta
+            if b > 0.0:
+                best += b * u - 0.5 * gamma * b * b
     return best
 
 
-cdef inline double dual_value(int family, const double* a, Py_ssize_t k,
-                              Py_ssize_t y) noexcept nogil:
+cdef inline double dual_value(int family, const double* a, Py_ssize_t k, Py_ssize_t y,
+                              double gamma) noexcept nogil:
     """-phi*(-a), or -inf outside the domain (beyond rounding)."""
-    cdef double total = 0.0, p, mass = 0.0
+    cdef double total = 0.0, p, mass = 0.0, squares = 0.0
     cdef Py_ssize_t j
     cdef double slack = ROUNDING_SLACK * 2.2e-16 * k
     if family == CRAMMER_SINGER:
@@ -55,7 +99,8 @@ cdef inline double dual_value(int family, const double* a, Py_ssize_t k,
                 if a[j] > 0.0:
                     return -INFINITY
                 total -= a[j]
-        return total if total <= 1.0 + slack else -INFINITY
+                squares += a[j] * a[j]
+        return total - 0.5 * gamma * squares if total <= 1.0 + slack else -INFINITY
     for j in range(k):
         p = (1.0 if j == y else 0.0) - a[j]
         if p < 0.0:
@@ -69,15 +114,31 @@ cdef inline double dual_value(int family, const double* a, Py_ssize_t k,
 
 
 cdef inline void margin_duals(int family, const double* z, Py_ssize_t k, Py_ssize_t y,
-                              double* out) noexcept nogil:
-    """a = -(a subgradient of phi at z): e_y - softmax(z), or e_y - e_j* for the most violating
-    j* (0 when no j violates)."""
-    cdef double top, total = 0.0, best = 0.0
+                              double gamma, double* out) noexcept nogil:
+    """a = -(a subgradient of phi at z): e_y - softmax(z); for Crammer-Singer -b* (j != y) and
+    sum b* (y) with b* the maximiser in phi (gamma = 0: e_y - e_j* for the most violating j*,
+    0 when no j violates)."""
+    cdef double top, total = 0.0, best = 0.0, theta, b
     cdef Py_ssize_t j, arg = -1
     if family == MULTINOMIAL:
         top = lse(z, k)
         for j in range(k):
             out[j] = (1.0 if j == y else 0.0) - exp(z[j] - top)
+        return
+    if gamma > 0.0:
+        theta = cs_threshold(z, k, y, gamma)
+        for j in range(k):
+            out[j] = 0.0
+            if j != y:
+                b = (1.0 + z[j] - z[y]) / gamma - theta
+                if b > 0.0:
+                    out[j] = -b
+                    total += b
+        if total > 1.0:
+            for j in range(k):
+                out[j] /= total
+            total = 1.0
+        out[y] = total
         return
     for j in range(k):
         out[j] = 0.0
@@ -90,16 +151,23 @@ cdef inline void margin_duals(int family, const double* z, Py_ssize_t k, Py_ssiz
 
 
 cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                         double q, double* out, double* values, Py_ssize_t* order) noexcept nogil:
-    """Crammer-Singer: the projection of m = a + (e_y - z) / q onto C, by sorting the k kinks
-    of f(theta) = min(m_y - theta, 1) + sum_{j != y} min(m_j - theta, 0) (docs/math.md)."""
+                         double q, double gamma, double* out, double* values,
+                         Py_ssize_t* order) noexcept nogil:
+    """Crammer-Singer (smoothed by gamma): with a multiplier theta for sum a = 0, each
+    coordinate's maximiser is a_j(theta) = min(0, (t_j - theta) / (q + gamma)) for j != y,
+    t_j = q a_j - z_j, and a_y(theta) = min(1, (t_y + q - theta) / q), t_y = q a_y + 1 - z_y - q;
+    f(theta) = sum_j a_j(theta) is piecewise linear and decreasing, 1 below every kink t_j.
+    The kinks are sorted and walked to f's root (docs/math.md, "Multiclass")."""
     cdef Py_ssize_t j, i, t, key_order
     cdef double key, constant = 1.0, slope = 0.0, theta, total = 0.0
+    cdef double inv_q = 1.0 / q, inv_qg = 1.0 / (q + gamma)
     for j in range(k):
-        out[j] = a[j] + ((1.0 if j == y else 0.0) - z[j]) / q
-        values[j] = out[j] - 1.0 if j == y else out[j]
+        if j == y:
+            values[j] = q * a[j] + 1.0 - z[j] - q
+        else:
+            values[j] = q * a[j] - z[j]
         order[j] = j
-    # Insertion sort of the kinks (k is small; no allocation).
+    # Insertion sort of the kinks (k is small; no allocation), carrying each one's class.
     for i in range(1, k):
         key = values[i]
         key_order = order[i]
@@ -110,18 +178,23 @@ cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssiz
             t -= 1
         values[t + 1] = key
         order[t + 1] = key_order
-    # f = constant - slope theta between kinks; f = 1 > 0 before the first.
+    # f = constant - slope theta between kinks.
     theta = values[k - 1]
     for i in range(k):
         j = order[i]
-        constant += out[j] - (1.0 if j == y else 0.0)
-        slope += 1.0
+        if j == y:
+            constant += values[i] * inv_q          # 1 becomes (t_y + q - theta) / q
+            slope += inv_q
+        else:
+            constant += values[i] * inv_qg
+            slope += inv_qg
         theta = constant / slope
         if i == k - 1 or theta <= values[i + 1]:
             break
     for j in range(k):
         if j != y:
-            out[j] = out[j] - theta if out[j] - theta < 0.0 else 0.0
+            out[j] = q * a[j] - z[j]
+            out[j] = (out[j] - theta) * inv_qg if out[j] - theta < 0.0 else 0.0
             total -= out[j]
     if total > 1.0:              # rounding past the cap: shrink the others onto it
         for j in range(k):

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Prox-SDCA epochs with vector duals (seed 000 Sec. 3.3): Crammer-Singer and multinomial
-logistic over CSR or dense rows (the losses and steps: _core/multiclass.pxd).
+"""Prox-SDCA epochs with vector duals (seed 000 Sec. 3.3): Crammer-Singer (smoothed by gamma
+when gamma > 0) and multinomial logistic over CSR or dense rows (the losses and steps: _core/multiclass.pxd).
 
 State: duals A (n, k), V = 1/(l2 n) sum_i c_i x_i a_i^T and W = soft_threshold(V, l1/l2), both
 (n_features + 1, k) with the intercept feature's row last (with l1 = 0, W is V: the caller
@@ -30,7 +30,7 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                  Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                  const Py_ssize_t[::1] labels, const double[::1] sample_weight,
                  const double[::1] sq_norms, double[:, ::1] duals, double[:, ::1] v,
-                 double[:, ::1] w, int family, double l2, double l1,
+                 double[:, ::1] w, int family, double gamma, double l2, double l1,
                  Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state, double[:, ::1] scratch,
                  Py_ssize_t[::1] sort_order):
     """One epoch over a fresh permutation of order, in place. scratch: (4, k) work space,
@@ -77,11 +77,11 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
             q = c * sq_norms[i] * inv_l2n
             if q > 0.0:
                 if family == CRAMMER_SINGER:
-                    cs_step(z, &duals[i, 0], k, yi, q, a_new, work, &sort_order[0])
+                    cs_step(z, &duals[i, 0], k, yi, q, gamma, a_new, work, &sort_order[0])
                 else:
                     multinomial_step(z, &duals[i, 0], k, yi, q, a_new, work)
             else:
-                margin_duals(family, z, k, yi, a_new)
+                margin_duals(family, z, k, yi, gamma, a_new)
             moved = False
             for m in range(k):
                 delta[m] = a_new[m] - duals[i, m]
@@ -108,14 +108,15 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
     rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
 
 
-def vector_step(int family, const double[::1] z, const double[::1] a, Py_ssize_t y, double q):
+def vector_step(int family, const double[::1] z, const double[::1] a, Py_ssize_t y, double q,
+                double gamma=0.0):
     """One sample's step, alone (tests compare it with a numerical maximisation)."""
     cdef Py_ssize_t k = z.shape[0]
     cdef double[::1] out = np.empty(k)
     cdef double[::1] work = np.empty(k)
     cdef Py_ssize_t[::1] order = np.empty(k, dtype=np.intp)
     if family == CRAMMER_SINGER:
-        cs_step(&z[0], &a[0], k, y, q, &out[0], &work[0], &order[0])
+        cs_step(&z[0], &a[0], k, y, q, gamma, &out[0], &work[0], &order[0])
     else:
         multinomial_step(&z[0], &a[0], k, y, q, &out[0], &work[0])
     return np.asarray(out)

@@ -31,7 +31,8 @@ class VectorSDCA:
         _vector.vector_epoch(data, indices, indptr, problem.n_samples, problem.n_features,
                              problem.bias, problem.labels, problem.sample_weight,
                              problem.squared_norms(), self.duals, self.v, self.w,
-                             problem.family, problem.l2, problem.l1, self.order,
+                             problem.family, problem.smoothing, problem.l2, problem.l1,
+                             self.order,
                              self.rng_state, self.scratch, self.sort_order)
 
     def check_due(self, epoch):
