@@ -313,7 +313,7 @@ def test_joint_models_save_load_and_warm_start(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     warm = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.05,
                           tol=1e-6, random_state=0, warm_start=loaded)
-    assert warm.n_epochs_ <= 2 and warm.converged_
+    assert warm.converged_ and warm.n_epochs_ <= max(3, model.n_epochs_ // 5)
 
 
 @pytest.mark.parametrize("multiclass, loss", [("ovr", "smooth_hinge"),

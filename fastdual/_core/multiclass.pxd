@@ -227,26 +227,44 @@ cdef inline double _entropy_root(double c, double q) noexcept nogil:
 cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
                                   double q, double* out, double* r) noexcept nogil:
     """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
-    p = e_y - a: p'_j solves log p'_j + q p'_j = z_j + q p_j - 1 - nu, with nu such that
-    sum_j p'_j = 1 (Newton on nu, kept inside a bisection bracket); a' = e_y - p'."""
+    p = e_y - a: u_j = log p'_j solves u + q e^u = r_j - nu, r_j = z_j + q p_j - 1, with nu such
+    that sum_j p'_j = 1 (Newton on nu, kept inside a bisection bracket). When nu moves, each u_j
+    moves first to its tangent prediction (du/dnu = -1 / (1 + q p'_j)), then takes Newton
+    corrections: one or two per class instead of a solve from scratch. a' = e_y - p'."""
     cdef Py_ssize_t j
-    cdef double lo, hi, nu, h, slope, s, total, top = -INFINITY
-    cdef int it
+    cdef double lo, hi, nu, h, slope, s, total, top = -INFINITY, step, f, e, move
+    cdef int it, inner
     for j in range(k):
         r[j] = z[j] + q * ((1.0 if j == y else 0.0) - a[j]) - 1.0
         if r[j] > top:
             top = r[j]
-    # h(nu) = sum_j s_j(nu) - 1 decreases; h(top - q) >= 0 (the largest s is 1 there) and
-    # h(lse(r)) <= 0 (each s_j <= exp(r_j - nu)).
+    # h(nu) = sum_j p'_j(nu) - 1 decreases; h(top - q) >= 0 (the largest p' is 1 there) and
+    # h(lse(r)) <= 0 (each p'_j <= exp(r_j - nu)).
     lo = top - q
     hi = lse(r, k)
-    nu = hi
+    # Near the optimum p' = p = softmax(z), where nu = logsumexp(z) - 1 and u_j = log p_j: start
+    # there (inside the bracket), and correct each u_j by Newton.
+    nu = lse(z, k) - 1.0
+    if not (lo < nu < hi):
+        nu = hi
+    for j in range(k):
+        s = (1.0 if j == y else 0.0) - a[j]
+        if s > 1e-300:
+            out[j] = log(s)
+            for inner in range(50):
+                e = exp(out[j])
+                f = out[j] + q * e - (r[j] - nu)
+                step = f / (1.0 + q * e)
+                out[j] -= step
+                if fabs(step) <= 1e-15 * (1.0 + fabs(out[j])):
+                    break
+        else:
+            out[j] = _entropy_root(r[j] - nu, q)
     for it in range(100):
         total = 0.0
         slope = 0.0
         for j in range(k):
-            s = exp(_entropy_root(r[j] - nu, q))
-            out[j] = s
+            s = exp(out[j])
             total += s
             slope += s / (1.0 + q * s)
         h = total - 1.0
@@ -256,13 +274,25 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
             lo = nu
         else:
             hi = nu
-        nu += h / slope
-        if not (lo < nu < hi):
-            nu = 0.5 * (lo + hi)
-        if hi - lo <= 1e-15 * (1.0 + fabs(nu)):
+        move = h / slope
+        if not (lo < nu + move < hi):
+            move = 0.5 * (lo + hi) - nu
+        if move == 0.0 or hi - lo <= 1e-15 * (1.0 + fabs(nu)):
             break
+        nu += move
+        for j in range(k):
+            e = exp(out[j])
+            out[j] -= move / (1.0 + q * e)             # the tangent prediction
+            for inner in range(50):
+                e = exp(out[j])
+                f = out[j] + q * e - (r[j] - nu)
+                step = f / (1.0 + q * e)
+                out[j] -= step
+                if fabs(step) <= 1e-15 * (1.0 + fabs(out[j])):
+                    break
     total = 0.0
     for j in range(k):
+        out[j] = exp(out[j])
         total += out[j]
     for j in range(k):
         out[j] = (1.0 if j == y else 0.0) - out[j] / total

@@ -32,13 +32,16 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                  const double[::1] sq_norms, double[:, ::1] duals, double[:, ::1] v,
                  double[:, ::1] w, int family, double gamma, double l2, double l1,
                  Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state, double[:, ::1] scratch,
-                 Py_ssize_t[::1] sort_order):
-    """One epoch over a fresh permutation of order, in place. scratch: (4, k) work space,
-    sort_order: (k,) work space."""
+                 Py_ssize_t[::1] sort_order, Py_ssize_t n_active, bint shrinking):
+    """One epoch over a fresh permutation of the active samples order[0:n_active], in place;
+    returns the new n_active. With shrinking, a sample whose step leaves its dual exactly as it
+    was (at the optimum of its own subproblem, e.g. a Crammer-Singer sample classified with
+    margin: a = 0) leaves the active set (swapped behind it) until the caller reactivates
+    everyone. scratch: (4, k) work space, sort_order: (k,) work space."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef Py_ssize_t k = duals.shape[1], n = order.shape[0]
+    cdef Py_ssize_t k = duals.shape[1], n = n_active
     cdef Py_ssize_t t, i, kk, j, m, start, end, yi
     cdef double* z = &scratch[0, 0]
     cdef double* a_new = &scratch[1, 0]
@@ -54,7 +57,8 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
     rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
     with nogil:
         rng_shuffle(&rs, &order[0], n)
-        for t in range(n):
+        t = 0
+        while t < n:
             i = order[t]
             if t + PREFETCH_FAR < n and ptr != NULL:
                 prefetch(ptr + order[t + PREFETCH_FAR])
@@ -62,6 +66,7 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                 prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
             c = sample_weight[i]
             if c == 0.0:
+                t += 1
                 continue
             yi = labels[i]
             row_range(ptr, i, n_features, &start, &end)
@@ -88,7 +93,14 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                 duals[i, m] = a_new[m]
                 moved = moved or delta[m] != 0.0
             if not moved:
+                if shrinking:
+                    n -= 1
+                    order[t] = order[n]
+                    order[n] = i
+                else:
+                    t += 1
                 continue
+            t += 1
             scale = c * inv_l2n
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
@@ -106,6 +118,7 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                 for m in range(k):
                     wp[n_features * k + m] = soft_threshold(row[m], kappa)
     rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
+    return n
 
 
 def vector_step(int family, const double[::1] z, const double[::1] a, Py_ssize_t y, double q,

@@ -9,6 +9,7 @@ from fastdual.solvers.common import soft_threshold
 class VectorSDCA:
     name = "sdca"
     helper_l2 = 0.0
+    REFRESH = 10
 
     def __init__(self, problem, seed, initial_duals=None):
         self.problem = problem
@@ -24,16 +25,24 @@ class VectorSDCA:
         self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
         self.scratch = np.zeros((4, k))
         self.sort_order = np.zeros(k, dtype=np.intp)
+        # Shrinking (Crammer-Singer, whose duals sit on C's faces): samples whose step leaves
+        # them unchanged are skipped; every REFRESH epochs, or when none is left, all return.
+        self.shrinking = problem.family == 1
+        self.n_active = n
+        self.since_refresh = 0
 
     def epoch(self):
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
-        _vector.vector_epoch(data, indices, indptr, problem.n_samples, problem.n_features,
-                             problem.bias, problem.labels, problem.sample_weight,
-                             problem.squared_norms(), self.duals, self.v, self.w,
-                             problem.family, problem.smoothing, problem.l2, problem.l1,
-                             self.order,
-                             self.rng_state, self.scratch, self.sort_order)
+        if self.n_active == 0 or self.since_refresh >= self.REFRESH:
+            self.n_active = problem.n_samples
+            self.since_refresh = 0
+        self.since_refresh += 1
+        self.n_active = _vector.vector_epoch(
+            data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
+            problem.labels, problem.sample_weight, problem.squared_norms(), self.duals, self.v,
+            self.w, problem.family, problem.smoothing, problem.l2, problem.l1, self.order,
+            self.rng_state, self.scratch, self.sort_order, self.n_active, self.shrinking)
 
     def check_due(self, epoch):
         return None
