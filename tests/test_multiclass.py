@@ -159,7 +159,7 @@ def np_joint_objective(X, labels, coef, intercept, strategy, alpha):
 def test_the_vector_step_maximises_its_subproblem(family, strategy):
     """The kernel's step against SLSQP on the same k-dimensional concave problem."""
     from scipy.optimize import minimize
-    from fastdual._core.gap import dual_values_vector
+    from fastdual._core.gap import vector_values
     from fastdual.solvers._vector import vector_step
     rng = np.random.default_rng(7)
     for trial in range(30):
@@ -176,11 +176,11 @@ def test_the_vector_step_maximises_its_subproblem(family, strategy):
         labels = np.array([y])
 
         def value(a):
-            dual = dual_values_vector(a[None, :], labels, family)[0]
+            dual = vector_values(a[None, :], labels, family, dual=True)[0]
             return dual - z @ (a - a0) - q / 2 * np.sum((a - a0) ** 2)
 
         got = vector_step(family, z, a0, y, q)
-        assert np.isfinite(dual_values_vector(got[None, :], labels, family)[0])
+        assert np.isfinite(vector_values(got[None, :], labels, family, dual=True)[0])
         if strategy == "multinomial":
             # over p = e_y - a in the simplex
             def negative(p_):
@@ -273,7 +273,7 @@ _OPTIMA = {}
        spread=st.sampled_from([0.1, 1.0, 10.0]))
 def test_random_feasible_vector_duals_are_lower_bounds(strategy, seed, spread):
     """Weak duality for random points of the dual domains, against the optimum's primal."""
-    from fastdual._core.gap import dual_values_vector
+    from fastdual._core.gap import vector_values
     X, y = multiclass_problem(n=50, d=4, k=3, seed=10)
     labels = np.searchsorted(np.unique(y), y)
     rng = np.random.default_rng(seed)
@@ -289,7 +289,7 @@ def test_random_feasible_vector_duals_are_lower_bounds(strategy, seed, spread):
         duals = -p
         duals[np.arange(50), labels] = 0.0
         duals[np.arange(50), labels] = -duals.sum(axis=1)
-    assert np.all(np.isfinite(dual_values_vector(duals, labels, family)))
+    assert np.all(np.isfinite(vector_values(duals, labels, family, dual=True)))
     cert = fastdual.duality_gap(X, y, optimum.coef_, optimum.intercept_, loss=loss,
                                 multiclass=strategy, alpha=0.1, dual_coef=duals.T)
     assert cert.dual <= optimum.primal_ + 1e-12
@@ -367,7 +367,7 @@ def test_the_smoothed_crammer_singer_step_and_loss(gamma):
     """gamma > 0: the step against SLSQP, the loss against a numerical maximisation over b, and
     the binary case (k = 2) against fastdual's smooth hinge."""
     from scipy.optimize import minimize
-    from fastdual._core.gap import dual_values_vector, margin_duals_vector, vector_losses
+    from fastdual._core.gap import margin_duals_vector, vector_values
     from fastdual.solvers._vector import vector_step
     rng = np.random.default_rng(14)
     for trial in range(20):
@@ -398,18 +398,18 @@ def test_the_smoothed_crammer_singer_step_and_loss(gamma):
         b_best = minimize(objective_b, np.zeros(k), method="SLSQP", bounds=b_bounds,
                           constraints=[{"type": "ineq", "fun": lambda b: 1.0 - b.sum()}],
                           options={"ftol": 1e-15, "maxiter": 1000})
-        value = vector_losses(z[None, :], labels, 1, gamma)[0]
+        value = vector_values(z[None, :], labels, 1, gamma)[0]
         # The closed form is the maximum: at least SLSQP's value, and close to it.
         assert value >= -b_best.fun - 1e-9 * abs(b_best.fun)
         assert value == pytest.approx(-b_best.fun, rel=1e-6)
         # Fenchel-Young with equality at the margin duals.
         a = margin_duals_vector(z[None, :], labels, 1, gamma)[0]
-        dual = dual_values_vector(a[None, :], labels, 1, gamma)[0]
+        dual = vector_values(a[None, :], labels, 1, gamma, dual=True)[0]
         assert value == pytest.approx(-a @ z + dual, abs=1e-12)
     # k = 2, y = 0: max_{0 <= b <= 1} b u - gamma/2 b^2 with u = 1 + z_1, the smoothed hinge:
     # 0 for u <= 0, u^2 / (2 gamma) below gamma, u - gamma/2 beyond.
     z2 = np.column_stack([np.zeros(50), rng.standard_normal(50) * 3])
-    values = vector_losses(z2, np.zeros(50, dtype=np.intp), 1, gamma)
+    values = vector_values(z2, np.zeros(50, dtype=np.intp), 1, gamma)
     u = 1.0 + z2[:, 1]
     expected = np.where(u <= 0, 0.0, np.where(u < gamma, u * u / (2 * gamma), u - gamma / 2))
     np.testing.assert_allclose(values, expected, rtol=1e-14, atol=1e-15)

@@ -192,20 +192,15 @@ def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labe
     return np.asarray(out)
 
 
-def vector_losses(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family,
-                  double gamma=0.0):
-    """phi_i(z_i) for margins (n, k), and -phi_i*(-a) through dual_values_vector (tests)."""
-    cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
+def vector_values(const double[:, ::1] values, const Py_ssize_t[::1] labels, int family,
+                  double gamma=0.0, bint dual=False):
+    """Per sample: phi_i(z_i) for margins (n, k), or with dual=True -phi_i*(-a_i) for vector
+    duals (n, k) (-inf outside the domain): what the certificate sums, for the tests."""
+    cdef Py_ssize_t n = values.shape[0], k = values.shape[1], i
     cdef double[::1] out = np.empty(n)
     for i in range(n):
-        out[i] = loss_value(family, &margins[i, 0], k, labels[i], gamma)
-    return np.asarray(out)
-
-
-def dual_values_vector(const double[:, ::1] duals, const Py_ssize_t[::1] labels, int family,
-                       double gamma=0.0):
-    cdef Py_ssize_t n = duals.shape[0], k = duals.shape[1], i
-    cdef double[::1] out = np.empty(n)
-    for i in range(n):
-        out[i] = dual_value(family, &duals[i, 0], k, labels[i], gamma)
+        if dual:
+            out[i] = dual_value(family, &values[i, 0], k, labels[i], gamma)
+        else:
+            out[i] = loss_value(family, &values[i, 0], k, labels[i], gamma)
     return np.asarray(out)

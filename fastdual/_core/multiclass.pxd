@@ -204,24 +204,29 @@ cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssiz
     out[y] = total
 
 
-cdef inline double _entropy_root(double c, double q) noexcept nogil:
-    """u = log s solving log s + q s = c (q > 0), by Newton from the right (f convex,
-    increasing: monotone convergence), starting where f >= 0 without overflowing."""
-    cdef double u, f, step
+cdef inline double _entropy_newton(double u, double c, double q) noexcept nogil:
+    """Newton's iteration from u for log s + q s = c in u = log s (q > 0): f(u) = u + q e^u - c
+    is convex and increasing, so from a point where f >= 0 it converges monotonically (and from
+    one where f < 0 it first lands on that side)."""
+    cdef double e, step
     cdef int it
-    if c <= 0.0:
-        u = c
-    elif c <= q:
-        u = 0.0
-    else:
-        u = log(c / q)
     for it in range(100):
-        f = u + q * exp(u) - c
-        step = f / (1.0 + q * exp(u))
+        e = exp(u)
+        step = (u + q * e - c) / (1.0 + q * e)
         u -= step
         if fabs(step) <= 1e-15 * (1.0 + fabs(u)):
             break
     return u
+
+
+cdef inline double _entropy_root(double c, double q) noexcept nogil:
+    """u = log s solving log s + q s = c from scratch, starting where f >= 0 without
+    overflowing: c if c <= 0, 0 if c <= q, log(c / q) beyond."""
+    if c <= 0.0:
+        return _entropy_newton(c, c, q)
+    if c <= q:
+        return _entropy_newton(0.0, c, q)
+    return _entropy_newton(log(c / q), c, q)
 
 
 cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
@@ -232,8 +237,8 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
     moves first to its tangent prediction (du/dnu = -1 / (1 + q p'_j)), then takes Newton
     corrections: one or two per class instead of a solve from scratch. a' = e_y - p'."""
     cdef Py_ssize_t j
-    cdef double lo, hi, nu, h, slope, s, total, top = -INFINITY, step, f, e, move
-    cdef int it, inner
+    cdef double lo, hi, nu, h, slope, s, total, top = -INFINITY, move
+    cdef int it
     for j in range(k):
         r[j] = z[j] + q * ((1.0 if j == y else 0.0) - a[j]) - 1.0
         if r[j] > top:
@@ -250,14 +255,7 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
     for j in range(k):
         s = (1.0 if j == y else 0.0) - a[j]
         if s > 1e-300:
-            out[j] = log(s)
-            for inner in range(50):
-                e = exp(out[j])
-                f = out[j] + q * e - (r[j] - nu)
-                step = f / (1.0 + q * e)
-                out[j] -= step
-                if fabs(step) <= 1e-15 * (1.0 + fabs(out[j])):
-                    break
+            out[j] = _entropy_newton(log(s), r[j] - nu, q)
         else:
             out[j] = _entropy_root(r[j] - nu, q)
     for it in range(100):
@@ -281,15 +279,8 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
             break
         nu += move
         for j in range(k):
-            e = exp(out[j])
-            out[j] -= move / (1.0 + q * e)             # the tangent prediction
-            for inner in range(50):
-                e = exp(out[j])
-                f = out[j] + q * e - (r[j] - nu)
-                step = f / (1.0 + q * e)
-                out[j] -= step
-                if fabs(step) <= 1e-15 * (1.0 + fabs(out[j])):
-                    break
+            # From the tangent prediction, Newton's corrections.
+            out[j] = _entropy_newton(out[j] - move / (1.0 + q * exp(out[j])), r[j] - nu, q)
     total = 0.0
     for j in range(k):
         out[j] = exp(out[j])
