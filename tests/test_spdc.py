@@ -62,7 +62,7 @@ def eager_epoch(A, problem, driver, state):
 @pytest.mark.parametrize("l1", [0.0, 1e-3])
 @pytest.mark.parametrize("loss, batch_size, sampling", [
     ("logistic", 1, "uniform"), ("squared", 4, "uniform"), ("hinge", 3, "uniform"),
-    ("smooth_hinge", 1, "weighted")])
+    ("smooth_hinge", 1, "weighted"), ("logistic", 6, "weighted")])
 def test_delayed_updates_equal_eager_updates(l2, l1, loss, batch_size, sampling):
     X, y = rare_feature_problem(loss=loss)
     alpha, l1_ratio = l2 + l1, l1 / (l2 + l1)
@@ -153,7 +153,7 @@ def test_weighted_sampling_frequencies_follow_eq_20():
     counts = np.zeros(len(y))
     for _ in range(200):
         _spdc.spdc_draw(driver.rng_state, driver.order, 1, driver.picks, driver.alias_keep,
-                        driver.alias)
+                        driver.alias, driver.inclusion, driver.cumulative)
         counts += np.bincount(driver.picks, minlength=len(y))
     assert chisquare(counts, counts.sum() * expected).pvalue > 1e-3
     np.testing.assert_allclose(driver.step_scale, len(y) * expected, rtol=1e-12)
@@ -172,10 +172,53 @@ def test_weighted_spdc_reaches_sdcas_optimum_on_rows_of_spread_norms(loss):
     assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
 
 
+def test_weighted_mini_batches_include_each_sample_with_its_probability():
+    """Eq. (26): systematic sampling gives m distinct samples per batch, sample i in a batch with
+    probability exactly p_i = min(1, c q_i) (sum m); checked over 2,000 batches against the
+    binomial spread (5 standard deviations), with the heaviest rows capped at 1."""
+    from fastdual.solvers import _spdc
+    from fastdual.solvers.spdc import inclusion_probabilities
+    X, y = row_norm_spread_problem()
+    problem = build_problem(X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0,
+                            fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    m = 80
+    driver = SPDC(problem, solver_options(SPDC, {"sampling": "weighted", "batch_size": m,
+                                                 "sampling_mix": 0.9}), seed=2)
+    norms = np.linalg.norm(X, axis=1)
+    q = 0.1 / len(y) + 0.9 * norms / norms.sum()                   # eq. (20)
+    p = inclusion_probabilities(q, m)
+    np.testing.assert_allclose(driver.inclusion, p, rtol=1e-12)
+    assert p.sum() == pytest.approx(m) and p.max() == 1.0 and np.all(p >= np.minimum(1, m * q))
+    np.testing.assert_allclose(driver.step_scale, len(y) * p / m, rtol=1e-12)
+    counts = np.zeros(len(y))
+    batches = 0
+    for _ in range(2000 * m // len(driver.picks) + 1):
+        _spdc.spdc_draw(driver.rng_state, driver.order, m, driver.picks, driver.alias_keep,
+                        driver.alias, driver.inclusion, driver.cumulative)
+        for batch in driver.picks.reshape(-1, m):
+            assert np.unique(batch).shape[0] == m                  # without replacement
+            counts[batch] += 1
+            batches += 1
+    spread = np.sqrt(batches * p * (1 - p)) + 1e-12
+    assert np.all(np.abs(counts - batches * p) <= 5 * spread + 1e-9)
+    assert np.all(counts[p == 1.0] == batches)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_weighted_mini_batch_spdc_reaches_sdcas_optimum(loss):
+    X, y = row_norm_spread_problem()
+    kwargs = dict(loss=loss, alpha=1e-3, random_state=0)
+    tol = 1e-8 if loss in SMOOTH_LOSSES else 1e-5
+    reference = fastdual.train(X, y, tol=1e-10, max_epochs=100_000, **kwargs)
+    model = fastdual.train(X, y, solver="spdc", sampling="weighted", batch_size=8, tol=tol,
+                           max_epochs=20_000, **kwargs)
+    assert model.converged_
+    assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
+
+
 def test_weighted_sampling_options_are_checked():
     X, y = row_norm_spread_problem(n=40)
-    with pytest.raises(ValueError, match="sampling='weighted' .* takes batch_size=1"):
-        fastdual.train(X, y, solver="spdc", sampling="weighted", batch_size=2)
     with pytest.raises(ValueError, match=r"sampling_mix must be in \(0, 1\) and needs "):
         fastdual.train(X, y, solver="spdc", sampling_mix=0.5)
     with pytest.raises(ValueError, match=r"sampling_mix must be in \(0, 1\)"):

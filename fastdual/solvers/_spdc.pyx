@@ -36,7 +36,7 @@ from libc.math cimport expm1, log1p, fabs, ceil
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss, step_of
-from fastdual._core.rng cimport RandomState, rng_alias, rng_below
+from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle, rng_uniform
 from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
 
 cnp.import_array()
@@ -175,22 +175,49 @@ cdef inline void primal_step(const Prox* p, Py_ssize_t j, int64_t now, double* w
 
 
 def spdc_draw(cnp.uint64_t[::1] rng_state, Py_ssize_t[::1] order, Py_ssize_t batch_size,
-              Py_ssize_t[::1] picks, const double[::1] alias_prob, const Py_ssize_t[::1] alias):
+              Py_ssize_t[::1] picks, const double[::1] alias_prob, const Py_ssize_t[::1] alias,
+              const double[::1] inclusion, double[::1] cumulative):
     """The samples of one epoch, ceil(n / m) batches of m.
 
-    Uniform (alias_prob empty): one sample drawn uniformly from each of the m groups that
-    partition order (group g = order[g n / m : (g + 1) n / m]: the seed's stratified mini-batch,
-    each sample picked with probability about m / n); m = 1 is uniform sampling with replacement
-    (Algorithm 1). Weighted (m = 1, Algorithm 3): sample k with the probabilities encoded by
-    the alias table (alias_prob, alias) of fastdual._core.sampling.alias_table.
+    Uniform (alias_prob and inclusion empty): one sample drawn uniformly from each of the m
+    groups that partition order (group g = order[g n / m : (g + 1) n / m]: the seed's stratified
+    mini-batch, each sample picked with probability about m / n); m = 1 is uniform sampling with
+    replacement (Algorithm 1). Weighted (m = 1, Algorithm 3): sample k with the probabilities
+    encoded by the alias table (alias_prob, alias) of fastdual._core.sampling.alias_table.
+    Weighted mini-batches (eq. 26; inclusion holds p_i <= 1 summing to m): systematic sampling,
+    m distinct samples each included with probability exactly p_i: the samples in a fresh random
+    order tile [0, m) with intervals of length p_i, and a batch takes the samples whose intervals
+    hold u, u + 1, ..., u + m - 1 for one uniform u (a binary search each; cumulative is work
+    space of length n).
     """
-    cdef Py_ssize_t n = order.shape[0], m = batch_size, b, g, start, end, j
+    cdef Py_ssize_t n = order.shape[0], m = batch_size, b, g, start, end, j, lo, hi, mid
     cdef Py_ssize_t n_batches = picks.shape[0] // m
     cdef bint weighted = alias_prob.shape[0] > 0
+    cdef bint systematic = inclusion.shape[0] > 0
+    cdef double u, total = 0.0
     cdef RandomState rs
     rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
     with nogil:
+        if systematic:
+            rng_shuffle(&rs, &order[0], n)
+            for j in range(n):
+                total += inclusion[order[j]]
+                cumulative[j] = total
         for b in range(n_batches):
+            if systematic:
+                u = rng_uniform(&rs)
+                for g in range(m):
+                    # The first position whose interval ends beyond u + g.
+                    lo = 0
+                    hi = n - 1
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if cumulative[mid] > u + g:
+                            hi = mid
+                        else:
+                            lo = mid + 1
+                    picks[b * m + g] = order[lo]
+                continue
             if weighted:
                 picks[b] = rng_alias(&rs, &alias_prob[0], &alias[0], n)
                 continue
@@ -205,7 +232,8 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                const double[::1] y, const double[::1] sample_weight,
                double[::1] duals, double[::1] w, double[::1] w_prev, int64_t[::1] last,
-               double[::1] u, double[::1] scratch, double[::1] dual_change,
+               double[::1] u, double[::1] scratch, double[::1] scratch_u,
+               double[::1] dual_change,
                const double[::1] step_scale,
                Loss loss, double tau, double sigma, double theta, double delta,
                double l2, double l1, const double[::1] decay, const Py_ssize_t[::1] picks,
@@ -213,7 +241,8 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     """Run the batches of `picks` (from spdc_draw) in place; return the new time.
 
     w, w_prev, last, u: the delayed state (length n_features + 1, the intercept last); scratch
-    (same length) must be zero and is left zero; dual_change has length batch_size; decay is
+    (same length) must be zero and is left zero, as scratch_u (the same length for weighted
+    mini-batches, else length 1); dual_change has length batch_size; decay is
     decay_table(tau, l2, size). The caller flushes (spdc_flush) before reading w.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
@@ -223,6 +252,11 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef double* wq = &w_prev[0]
     cdef double* up = &u[0]
     cdef double* sp = &scratch[0]
+    cdef double* su = &scratch_u[0]
+    # Weighted mini-batches: u's change (1/n) sum -c_i dalpha_i x_i is no multiple of the
+    # estimate (1/m) sum -c_i dalpha_i x_i / s_i, so it is gathered apart (in scratch_u).
+    cdef bint separate_u = scratch_u.shape[0] > 1
+    cdef double inv_n = 1.0 / n_samples
     cdef int64_t* lp = &last[0]
     cdef Py_ssize_t m = batch_size, n_batches = picks.shape[0] // batch_size
     cdef Py_ssize_t b, r, i, k, j, t, start, end, d = n_features
@@ -289,6 +323,12 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     j = ind[k] if ind != NULL else k - start
                     sp[j] += g * x[k]
                 sp[d] += g * bias
+                if separate_u:
+                    u_change = -sample_weight[i] * dual_change[r] * inv_n
+                    for k in range(start, end):
+                        j = ind[k] if ind != NULL else k - start
+                        su[j] += u_change * x[k]
+                    su[d] += u_change * bias
             # Primal step on the coordinates of the batch (the others are delayed); a coordinate
             # shared by several rows of the batch is stepped once (last == now + 1 after).
             for r in range(m):
@@ -297,10 +337,20 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
                     if lp[j] != now + 1:
-                        primal_step(&p, j, now, wp, wq, lp, up, sp[j], u_scale)
+                        if separate_u:
+                            primal_step(&p, j, now, wp, wq, lp, up, sp[j], 0.0)
+                            up[j] += su[j]
+                            su[j] = 0.0
+                        else:
+                            primal_step(&p, j, now, wp, wq, lp, up, sp[j], u_scale)
                         sp[j] = 0.0
                 if bias != 0.0 and lp[d] != now + 1:
-                    primal_step(&p, d, now, wp, wq, lp, up, sp[d], u_scale)
+                    if separate_u:
+                        primal_step(&p, d, now, wp, wq, lp, up, sp[d], 0.0)
+                        up[d] += su[d]
+                        su[d] = 0.0
+                    else:
+                        primal_step(&p, d, now, wp, wq, lp, up, sp[d], u_scale)
                     sp[d] = 0.0
             now += 1
     return now

@@ -18,6 +18,18 @@ from fastdual.solvers import _spdc
 from fastdual.solvers.common import helper_can_shrink, soft_threshold
 
 
+def inclusion_probabilities(q, m):
+    """p_i = min(1, c q_i) with c >= m such that sum_i p_i = m (q a distribution, m <= n): the
+    samples that would exceed 1 are fixed at 1 and the rest rescaled, until none exceeds it."""
+    p = m * q
+    capped = np.zeros(q.shape[0], dtype=bool)
+    while np.any(p[~capped] > 1.0):
+        capped |= p >= 1.0
+        free = ~capped
+        p = np.where(capped, 1.0, q * (m - capped.sum()) / max(q[free].sum(), 1e-300))
+    return p
+
+
 class SPDC:
     name = "spdc"
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
@@ -30,7 +42,7 @@ class SPDC:
                                   "iterations"),
         "sampling": Option("uniform", choices=("uniform", "weighted"),
                            help="uniform (Algorithms 1, 2) or by row norm (Algorithm 3, eq. 20; "
-                                "batch_size 1)"),
+                                "with batch_size > 1 the mini-batches of eq. 26)"),
         "sampling_mix": Option(None, kind=float,
                                help="the seed's alpha in eq. (20), in (0, 1) (default: eq. 25)"),
         "tau": Option(None, kind=float, help="primal step size (default: eq. 12)"),
@@ -42,8 +54,6 @@ class SPDC:
         if options["theta"] is not None and options["theta"] > 1.0:
             raise ValueError(f"theta must be in (0, 1], got {options['theta']!r}")
         self.weighted = options["sampling"] == "weighted"
-        if self.weighted and options["batch_size"] != 1:
-            raise ValueError("sampling='weighted' (Algorithm 3) takes batch_size=1")
         mix = options["sampling_mix"]
         if mix is not None and not (self.weighted and mix < 1.0):
             raise ValueError(f"sampling_mix must be in (0, 1) and needs sampling='weighted', "
@@ -67,6 +77,7 @@ class SPDC:
         self.last = np.zeros(d + 1, dtype=np.int64)
         self.now = 0
         self.scratch = np.zeros(d + 1)
+        self.scratch_u = np.zeros(d + 1 if self.weighted and self.batch_size > 1 else 1)
         self.dual_change = np.zeros(self.batch_size)
         self.order = np.random.default_rng(seed).permutation(n).astype(np.intp)
         self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
@@ -86,6 +97,8 @@ class SPDC:
         self.step_scale = np.ones(n)
         self.alias_keep = np.empty(0)
         self.alias = np.empty(0, dtype=np.intp)
+        self.inclusion = np.empty(0)
+        self.cumulative = np.empty(n)
         self._set_steps()
 
     def _set_steps(self):
@@ -94,6 +107,9 @@ class SPDC:
         n, m, radius = self.problem.n_samples, self.batch_size, self.radius
         gamma = self.problem.loss.gamma + self.delta
         lam = self.working_l2
+        if self.weighted and m > 1:
+            self._set_weighted_batch_steps(n, m, gamma, lam)
+            return
         if self.weighted:
             mean = float(np.mean(self.norms))
             mix = self.mix
@@ -114,6 +130,9 @@ class SPDC:
             tau = np.sqrt(m * gamma / (n * lam)) / (2 * radius)
             sigma = np.sqrt(n * lam / (m * gamma)) / (2 * radius)
             theta = 1.0 - 1.0 / (n / m + 2 * radius * np.sqrt(n / (m * lam * gamma)))
+        self._use_steps(tau, sigma, theta, n, m, lam)
+
+    def _use_steps(self, tau, sigma, theta, n, m, lam):
         given = self.user_steps
         self.tau = given[0] if given[0] is not None else tau
         self.sigma = given[1] if given[1] is not None else sigma
@@ -121,6 +140,25 @@ class SPDC:
         # The closed form's factor for delays up to a few epochs' worth of iterations (a
         # coordinate seen less often than that pays one expm1 when it is seen).
         self.decay = _spdc.decay_table(self.tau, lam, min(4 * (n // m + 1), 1 << 16))
+
+    def _set_weighted_batch_steps(self, n, m, gamma, lam):
+        """Weighted mini-batches (eq. 26): inclusion probabilities p_i = min(1, m q_i) rescaled
+        to sum to m, q_i the distribution of eq. (20) with the seed's suggested alpha = 1/2
+        unless sampling_mix is given. The seed omits the step sizes of this variant; fastdual
+        takes Theorem 1's with the sampling's own constants, R' = max_i ||x_i|| / s_i
+        (s_i = n p_i / m) for R and max_i 1/p_i for n/m, which is Theorem 1 for uniform
+        mini-batches and Theorem 6's R_alpha for m = 1 (docs/math.md, "SPDC")."""
+        mix = 0.5 if self.mix is None else self.mix
+        q = (1.0 - mix) / n + mix * self.norms / max(np.sum(self.norms), 1e-300)
+        p = inclusion_probabilities(q / q.sum(), m)
+        self.inclusion = p
+        self.step_scale = n * p / m
+        radius = float(np.max(self.norms / self.step_scale)) or 1.0
+        tau = np.sqrt(m * gamma / (n * lam)) / (2 * radius)
+        sigma = np.sqrt(n * lam / (m * gamma)) / (2 * radius)
+        theta = 1.0 - 1.0 / (float(np.max(1.0 / p)) + 2 * radius * np.sqrt(n / (m * lam * gamma)))
+        self.sampling_mix_ = mix
+        self._use_steps(tau, sigma, theta, n, m, lam)
 
     @property
     def helper_l2(self):
@@ -130,11 +168,12 @@ class SPDC:
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
         _spdc.spdc_draw(self.rng_state, self.order, self.batch_size, self.picks,
-                        self.alias_keep, self.alias)
+                        self.alias_keep, self.alias, self.inclusion, self.cumulative)
         self.now = _spdc.spdc_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.duals, self.w, self.w_prev, self.last,
-            self.u, self.scratch, self.dual_change, self.step_scale, problem.loss, self.tau,
+            self.u, self.scratch, self.scratch_u, self.dual_change, self.step_scale,
+            problem.loss, self.tau,
             self.sigma, self.theta, self.delta, self.working_l2, problem.l1, self.decay,
             self.picks, self.batch_size, self.now)
 
