@@ -145,7 +145,7 @@ CASES = [
     # free intercept and RDA's variants: combinations that cannot work, refused by name
     ("free-intercept-sdca", train(X, Y, regularize_intercept=False), ValueError,
      r"^solver='sdca' cannot fit a free intercept \(regularize_intercept=False\); use one of "
-     r"\['rda'\]"),
+     r"\['newton', 'rda'\]"),
     ("free-intercept-not-bool", train(X, Y, regularize_intercept="no"), TypeError,
      r"^regularize_intercept must be True or False"),
     ("gap-free-intercept-refine", gap(X, Y, regularize_intercept=False, refine_epochs=5),

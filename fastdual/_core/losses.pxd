@@ -30,6 +30,10 @@ cdef class Loss:
     cdef double value(self, double y, double z) noexcept nogil
     # A (sub)derivative of phi(y, .) at z.
     cdef double derivative(self, double y, double z) noexcept nogil
+    # The (generalised) second derivative of phi(y, .) at z, for the smooth losses (0 where a
+    # piecewise-quadratic loss is flat; NaN for the losses without one: hinge, absolute,
+    # epsilon-insensitive).
+    cdef double curvature(self, double y, double z) noexcept nogil
     # -phi*(-a): the sample's term of the dual objective; -inf outside the domain of phi*.
     cdef double dual_value(self, double y, double a) noexcept nogil
     # a = -phi'(y, z), a feasible dual point built from a margin.

@@ -33,6 +33,9 @@ cdef class Loss:
     cdef double derivative(self, double y, double z) noexcept nogil:
         return NAN
 
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        return NAN
+
     cdef double dual_value(self, double y, double a) noexcept nogil:
         return NAN
 
@@ -70,8 +73,10 @@ cdef class Loss:
                     out[i] = self.dual_from_margin(yy[i], xx[i])
                 elif which == 4:
                     out[i] = self.dual_lower(yy[i])
-                else:
+                elif which == 5:
                     out[i] = self.dual_upper(yy[i])
+                else:
+                    out[i] = self.curvature(yy[i], xx[i])
         return np.asarray(out)
 
     def values(self, y, z):
@@ -89,6 +94,10 @@ cdef class Loss:
     def duals_from_margins(self, y, z):
         """The feasible dual point a_i = -phi'(y_i, z_i) elementwise."""
         return self._elementwise(3, y, z)
+
+    def curvatures(self, y, z):
+        """phi''(y_i, z_i) elementwise (the generalised second derivative; NaN without one)."""
+        return self._elementwise(6, y, z)
 
     def dual_bounds(self, y):
         """(lower, upper): the domain of -phi*(-a) for each target y_i (infinite where open)."""
@@ -177,6 +186,10 @@ cdef class SmoothHinge(BoxQuadratic):
     cdef double derivative(self, double y, double z) noexcept nogil:
         return -y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
 
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        cdef double r = 1.0 - y * z
+        return 1.0 / self.gamma if 0.0 < r < self.gamma else 0.0
+
 
 cdef class SquaredHinge(BoxQuadratic):
     """phi = max(0, 1 - yz)^2 (2-smooth); -phi*(-a) = beta - beta^2 / 4 on beta >= 0."""
@@ -194,6 +207,9 @@ cdef class SquaredHinge(BoxQuadratic):
     cdef double derivative(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
         return -2.0 * y * r if r > 0.0 else 0.0
+
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        return 2.0 if y * z < 1.0 else 0.0
 
 
 cdef inline double _sigmoid(double t) noexcept nogil:
@@ -218,6 +234,10 @@ cdef class Logistic(Loss):
 
     cdef double derivative(self, double y, double z) noexcept nogil:
         return -y * _sigmoid(-y * z)
+
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        cdef double s = _sigmoid(-y * z)
+        return s * (1.0 - s)
 
     cdef double dual_value(self, double y, double a) noexcept nogil:
         cdef double beta = a * y
@@ -310,6 +330,9 @@ cdef class Squared(Loss):
 
     cdef double derivative(self, double y, double z) noexcept nogil:
         return z - y
+
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        return 1.0
 
     cdef double dual_value(self, double y, double a) noexcept nogil:
         return a * y - 0.5 * a * a

@@ -12,9 +12,10 @@ here beside its kernel, and one row in SOLVERS.
 from fastdual.solvers.sdca import SDCA
 from fastdual.solvers.spdc import SPDC
 from fastdual.solvers.rda import RDA
+from fastdual.solvers.newton import Newton
 
 
-SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA]}
+SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA, Newton]}
 
 
 def get_solver(name, problem):

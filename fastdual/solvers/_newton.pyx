@@ -1,0 +1,92 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The passes over the rows a primal Newton-CG iteration needs (fastdual/solvers/newton.py):
+margins, the loss's value / derivative / curvature per sample, X^T times a per-sample vector,
+and the Hessian-vector product X^T (D X v), over CSR or dense rows without copying X (the one
+row-access path of _core/rows.pxd; the intercept feature of value `bias` last).
+"""
+import numpy as np
+from cython cimport floating
+
+from fastdual._core.losses cimport Loss
+from fastdual._core.rows cimport row_axpy, row_dot, row_range
+
+
+def margins(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+            Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] w,
+            double[::1] out):
+    """out_i = x_i . w + bias w[n_features]."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, start, end
+    with nogil:
+        for i in range(n_samples):
+            row_range(ptr, i, n_features, &start, &end)
+            out[i] = row_dot(x, ind, start, end, &w[0]) + bias * w[n_features]
+
+
+def transpose_times(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                    Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                    const double[::1] coef, double[::1] out):
+    """out = sum_i coef_i x_i (the intercept feature's entry last)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, start, end
+    with nogil:
+        out[:] = 0.0
+        for i in range(n_samples):
+            if coef[i] != 0.0:
+                row_range(ptr, i, n_features, &start, &end)
+                row_axpy(x, ind, start, end, coef[i], &out[0])
+                out[n_features] += coef[i] * bias
+
+
+def loss_terms(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
+               Loss loss, double[::1] slope, double[::1] curve):
+    """sum_i c_i phi(y_i, z_i); slope_i = c_i phi'(z_i), curve_i = c_i phi''(z_i)."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    cdef double total = 0.0, c
+    with nogil:
+        for i in range(n):
+            c = sample_weight[i]
+            if c == 0.0:
+                slope[i] = 0.0
+                curve[i] = 0.0
+                continue
+            total += c * loss.value(y[i], z[i])
+            slope[i] = c * loss.derivative(y[i], z[i])
+            curve[i] = c * loss.curvature(y[i], z[i])
+    return total
+
+
+def loss_sum(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
+             const double[::1] dz, double step, Loss loss):
+    """sum_i c_i phi(y_i, z_i + step dz_i): the line search's trial value, one pass over n."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    cdef double total = 0.0
+    with nogil:
+        for i in range(n):
+            if sample_weight[i] != 0.0:
+                total += sample_weight[i] * loss.value(y[i], z[i] + step * dz[i])
+    return total
+
+
+def hessian_vector(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                   Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                   const double[::1] curve, const double[::1] v, double[::1] out):
+    """out = X^T diag(curve) X v, in one pass over the rows (each row's x_i . v, then its axpy)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, start, end
+    cdef double t
+    with nogil:
+        out[:] = 0.0
+        for i in range(n_samples):
+            if curve[i] == 0.0:
+                continue
+            row_range(ptr, i, n_features, &start, &end)
+            t = curve[i] * (row_dot(x, ind, start, end, &v[0]) + bias * v[n_features])
+            row_axpy(x, ind, start, end, t, &out[0])
+            out[n_features] += t * bias

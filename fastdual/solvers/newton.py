@@ -1,0 +1,117 @@
+"""A primal second-order solver: truncated Newton (conjugate gradient on Hessian-vector
+products over the rows, Armijo line search) for the smooth losses with an l2 penalty
+(docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton iteration (a few
+passes over the data: the margins, the gradient, one pass per CG iteration, the line search's
+direction); the certificate is the shared one, with the duals of the iterate's margins.
+"""
+import numpy as np
+
+from fastdual._loop import Option
+from fastdual.solvers import _newton
+
+ARMIJO = 1e-4
+
+
+class Newton:
+    name = "newton"
+    losses = ("squared_hinge", "smooth_hinge", "logistic", "squared")
+    pure_l1 = False
+    free_intercept = True
+    options = {
+        "max_cg": Option(250, kind=int,
+                         help="conjugate-gradient iterations per Newton step at most"),
+    }
+
+    def __init__(self, problem, options, seed, initial_duals=None):
+        if problem.l1 > 0.0:
+            raise ValueError("solver='newton' trains the l2 penalty only (l1_ratio=0); for the "
+                             "elastic net and l1 use solver='sdca', 'spdc' or 'rda'")
+        self.problem = problem
+        self.max_cg = options["max_cg"]
+        n, d = problem.n_samples, problem.n_features
+        # The intercept feature's weight is penalised unless the intercept is free.
+        self.penalised = np.ones(d + 1)
+        if problem.free_intercept:
+            self.penalised[d] = 0.0
+        self.w = np.zeros(d + 1)
+        if initial_duals is not None:       # w(duals) = v(duals) (l1 = 0), by the certificate
+            problem.primal_dual(np.zeros(d + 1), initial_duals, v_out=self.w)
+        self.z = np.empty(n)
+        self.slope = np.empty(n)
+        self.curve = np.empty(n)
+        self.dz = np.empty(n)
+        self.buffer = np.empty(d + 1)
+
+    helper_l2 = 0.0
+
+    def _margins(self, w, out):
+        problem = self.problem
+        _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                        problem.bias, w, out)
+
+    def _hessian_times(self, v):
+        problem = self.problem
+        _newton.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                               problem.bias, self.curve, v, self.buffer)
+        return self.buffer / problem.n_samples + problem.l2 * self.penalised * v
+
+    def epoch(self):
+        problem = self.problem
+        n, l2 = problem.n_samples, problem.l2
+        y, c, loss = problem.y, problem.sample_weight, problem.loss
+        w, pen = self.w, self.penalised
+        self._margins(w, self.z)
+        data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
+        value = data_term / n + 0.5 * l2 * float(np.sum(pen * w * w))
+        gradient = np.empty(w.shape[0])
+        _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+                                self.slope, gradient)
+        gradient = gradient / n + l2 * pen * w
+        norm = float(np.linalg.norm(gradient))
+        if not norm > 0.0:
+            return
+        # Conjugate gradient on H s = -g to the forcing tolerance min(0.5, sqrt||g||) ||g||.
+        forcing = min(0.5, np.sqrt(norm)) * norm
+        step = np.zeros_like(w)
+        residual = -gradient
+        direction = residual.copy()
+        rr = float(residual @ residual)
+        for _ in range(self.max_cg):
+            hd = self._hessian_times(direction)
+            curvature = float(direction @ hd)
+            if not curvature > 0.0:          # flat or not convex along it: stop here
+                if not np.any(step):
+                    step = residual.copy()   # (no progress yet: steepest descent)
+                break
+            alpha = rr / curvature
+            step += alpha * direction
+            residual -= alpha * hd
+            rr_next = float(residual @ residual)
+            if np.sqrt(rr_next) <= forcing:
+                break
+            direction = residual + (rr_next / rr) * direction
+            rr = rr_next
+        # Armijo backtracking along the step, the margins of the step computed once.
+        slope = float(gradient @ step)
+        if not slope < 0.0:
+            step, slope = -gradient, -norm * norm
+        self._margins(step, self.dz)
+        t = 1.0
+        for _ in range(60):
+            trial = w + t * step
+            trial_value = (_newton.loss_sum(y, c, self.z, self.dz, t, loss) / n
+                           + 0.5 * l2 * float(np.sum(pen * trial * trial)))
+            if trial_value <= value + ARMIJO * t * slope:
+                self.w = trial
+                return
+            t *= 0.5
+        # No decrease at any step length: w is optimal to rounding; keep it.
+
+    def check_due(self, epoch):
+        return None
+
+    def point(self):
+        return self.w, None
+
+    def after_check(self, checkpoint):
+        pass
