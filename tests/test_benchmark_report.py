@@ -54,9 +54,12 @@ def test_small_alpha_target_takes_the_faster_fastdual_solver():
                                "liblinear-primal": 0.05}, alpha=1e-6),
              case("ridge", {"fastdual": 0.3, "fastdual-spdc": 0.4, "liblinear-dual": 0.2},
                   alpha=1e-6),
+             case("squared_hinge", {"fastdual": 0.3, "fastdual-newton": 0.05,
+                                    "liblinear-dual": 0.2}, alpha=1e-6),
              case("hinge", {"fastdual": 0.1, "snapml": 0.01})]     # alpha 1e-4: not counted
     text = report.small_alpha_table(cases)
-    first, second = rows(text)
-    assert first[4] == "snapml" and first[7] == "yes" and first[-1].strip(" |") == "0.50"
-    assert second[4] == "liblinear-dual" and second[7] == "no"
-    assert "Met in 1 of 2 cases." in text
+    first, second, third = rows(text)
+    assert first[5] == "snapml" and first[8] == "yes" and first[-1].strip(" |") == "0.50"
+    assert second[5] == "liblinear-dual" and second[8] == "no"
+    assert third[4] == "0.05" and third[8] == "yes" and third[7] == "4.00"
+    assert "Met in 2 of 3 cases." in text

@@ -427,3 +427,41 @@ def test_smooth_hinge_crammer_singer_trains_certified():
     hinge = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=0.01,
                            tol=1e-8, random_state=0, max_epochs=20_000)
     assert model.primal_ < hinge.primal_        # the smoothed loss is below the hinge
+
+
+@pytest.mark.parametrize("q, p, z", [
+    (1000.0, [0.27736, 0.28240, 0.23806, 0.20218], [-182.0, -32.0, 261.0, -49.0]),
+    (3790.0, [0.263, 0.186, 0.269, 0.172, 0.110], [924.8, -179.8, 96.0, -378.3, 771.9]),
+])
+def test_the_multinomial_step_is_exact_with_large_curvature_and_margins(q, p, z):
+    """Large q and margins hundreds apart (unscaled data, large C): the step stays finite and
+    is the maximiser (these once gave NaN and a wrong step)."""
+    from scipy.optimize import minimize
+    from fastdual.solvers._vector import vector_step
+    p, z = np.array(p) / np.sum(p), np.array(z)
+    k, y = p.shape[0], 0
+    a0 = np.eye(k)[y] - p
+    got = vector_step(2, z, a0, y, q)
+    assert np.all(np.isfinite(got))
+
+    def value(p_new):
+        p_new = np.clip(p_new, 1e-300, None)
+        return -(p_new * np.log(p_new)).sum() + z @ (p_new - p) - q / 2 * np.sum((p_new - p) ** 2)
+    best = minimize(lambda v: -value(v), p, method="SLSQP", bounds=[(0, 1)] * k,
+                    constraints=[{"type": "eq", "fun": lambda v: v.sum() - 1}],
+                    options={"ftol": 1e-15, "maxiter": 1000})
+    assert value(np.eye(k)[y] - got) >= -best.fun - 1e-9 * abs(best.fun)
+
+
+def test_crammer_singer_duals_whose_own_entry_disagrees_are_not_certified():
+    """a_y must equal -sum_{j != y} a_j: v is built from the stored a_y, so a dual_coef that
+    breaks it gets no bound (-inf), never a negative gap."""
+    X, y = multiclass_problem(n=30, d=3, k=3, seed=16)
+    model = fastdual.train(X, y, loss="hinge", multiclass="crammer_singer", alpha=1.0,
+                           tol=1e-9, random_state=0, max_epochs=10_000)
+    labels = np.searchsorted(np.unique(y), y)
+    duals = model.dual_coef_.copy()
+    duals[labels, np.arange(30)] = np.random.default_rng(0).uniform(0, 1, 30)
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="hinge",
+                                multiclass="crammer_singer", alpha=1.0, dual_coef=duals)
+    assert cert.dual == -np.inf and cert.gap > 0

@@ -195,3 +195,24 @@ def test_train_stream_shows_its_progress_when_verbose(tmp_path, capsys):
     assert "fastdual.train_stream" in capsys.readouterr().err
     fastdual.train_stream(tmp_path / "a.svm", loss="logistic", chunk_bytes=1000)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("array, value", [("clock", [5, 900, 3]), ("clock", [-1, 0, 0]),
+                                          ("last", None)])
+def test_a_saved_state_outside_what_a_stream_reaches_is_refused(tmp_path, array, value):
+    X, y = problem_for("logistic", n=50, d=4, seed=7)
+    stream = fastdual.OnlineRDA("logistic", alpha=1e-3, classes=[-1, 1], output="average")
+    stream.partial_fit(X, y)
+    model = stream.model()
+    arrays = dict(stream.state.arrays())
+    if array == "last":
+        arrays["last"] = arrays["last"].copy()
+        arrays["last"][0] = 10 ** 9
+    else:
+        arrays["clock"] = np.array(value, dtype=np.int64)
+    settings = dict(stream.state.settings(), n_features=4, n_samples_seen=50,
+                    regularize_intercept=False)
+    model.stream_ = {"settings": settings, "arrays": arrays}
+    model.save(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match=r"saved RDA state"):
+        fastdual.OnlineRDA.load(tmp_path / "bad.npz")

@@ -100,7 +100,10 @@ cdef inline double dual_value(int family, const double* a, Py_ssize_t k, Py_ssiz
                     return -INFINITY
                 total -= a[j]
                 squares += a[j] * a[j]
-        return total - 0.5 * gamma * squares if total <= 1.0 + slack else -INFINITY
+        # a_y must be the implied -sum_{j != y} a_j (sum a = 0): v is built from the stored a_y.
+        if total > 1.0 + slack or fabs(a[y] - total) > slack:
+            return -INFINITY
+        return total - 0.5 * gamma * squares
     for j in range(k):
         p = (1.0 if j == y else 0.0) - a[j]
         if p < 0.0:
@@ -204,29 +207,37 @@ cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssiz
     out[y] = total
 
 
+cdef inline double _entropy_cap(double c, double q) noexcept nogil:
+    """An upper bound of the root of u + q e^u = c where f >= 0: min(c, 0) when c <= q (then
+    f(0) = q - c >= 0, and the root is below c since q e^u > 0), log(c / q) beyond."""
+    if c <= q:
+        return c if c < 0.0 else 0.0
+    return log(c / q)
+
+
 cdef inline double _entropy_newton(double u, double c, double q) noexcept nogil:
-    """Newton's iteration from u for log s + q s = c in u = log s (q > 0): f(u) = u + q e^u - c
-    is convex and increasing, so from a point where f >= 0 it converges monotonically (and from
-    one where f < 0 it first lands on that side)."""
-    cdef double e, step
+    """Newton's iteration from u for log s + q s = c in u = log s (q > 0). f(u) = u + q e^u - c
+    is convex and increasing: every iterate is kept at or below the cap (where f >= 0), from
+    which Newton converges monotonically, and exp never overflows (a start far to the right,
+    or a step from the left, would otherwise reach e^u = inf or crawl down one unit a step)."""
+    cdef double e, step, cap = _entropy_cap(c, q)
     cdef int it
-    for it in range(100):
+    if u > cap:
+        u = cap
+    for it in range(200):
         e = exp(u)
         step = (u + q * e - c) / (1.0 + q * e)
         u -= step
+        if u > cap:
+            u = cap
         if fabs(step) <= 1e-15 * (1.0 + fabs(u)):
             break
     return u
 
 
 cdef inline double _entropy_root(double c, double q) noexcept nogil:
-    """u = log s solving log s + q s = c from scratch, starting where f >= 0 without
-    overflowing: c if c <= 0, 0 if c <= q, log(c / q) beyond."""
-    if c <= 0.0:
-        return _entropy_newton(c, c, q)
-    if c <= q:
-        return _entropy_newton(0.0, c, q)
-    return _entropy_newton(log(c / q), c, q)
+    """u = log s solving log s + q s = c from scratch, from the cap."""
+    return _entropy_newton(_entropy_cap(c, q), c, q)
 
 
 cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,

@@ -121,6 +121,16 @@ class RDAState:
     @classmethod
     def restore(cls, n_features, settings, arrays):
         """The state saved by settings() / arrays(), checked for shape and type."""
+        check_variant(settings["variant"],
+                      settings["gamma"] if settings["variant"] != "strongly_convex" else None,
+                      settings["rho"] if settings["variant"] == "enhanced" else None,
+                      settings["output"], settings["l2"], settings["free_intercept"], True)
+        for name in ("l1", "l2", "lipschitz"):
+            value = settings[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0.0 <= value < np.inf:
+                raise ValueError(f"the saved RDA state's {name} must be a finite number >= 0, "
+                                 f"got {value!r}")
         state = cls(n_features, **settings)
         for name in cls.ARRAYS:
             expected = getattr(state, name)
@@ -131,8 +141,18 @@ class RDAState:
             if value.dtype.kind == "f" and not np.isfinite(value).all():
                 raise ValueError(f"the saved RDA state's {name} contains NaN or infinity")
             setattr(state, name, np.array(value))
-        if state.clock[0] < 0:
-            raise ValueError("the saved RDA state has a negative step count")
+        steps, start, end = (int(v) for v in state.clock)
+        block = state.plan[-1]
+        room = block if state.variant == "accelerated" else block - 1
+        tracked = state.s.shape[0] > 1
+        if steps < 0 or (tracked and not (0 <= start <= steps + 1 and steps - start <= room
+                                           and start <= end <= steps + 2
+                                           and end - start <= block + 1)):
+            raise ValueError(f"the saved RDA state's clock {state.clock.tolist()} is not one a "
+                             "stream reaches (steps, block start, prefix end)")
+        if tracked and state.last.size and not (np.all(state.last[:-1] >= start)
+                                                and np.all(state.last <= steps + 1)):
+            raise ValueError("the saved RDA state's last-update times lie outside its block")
         return state
 
 
