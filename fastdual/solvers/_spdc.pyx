@@ -174,6 +174,20 @@ cdef inline void primal_step(const Prox* p, Py_ssize_t j, int64_t now, double* w
     u[j] += u_scale * gradient
 
 
+cdef inline void batch_primal_step(const Prox* p, Py_ssize_t j, int64_t now, double* w,
+                                   double* w_prev, int64_t* last, double* u, double* estimate,
+                                   double* u_change, double u_scale, bint separate_u) noexcept nogil:
+    """A mini-batch's primal step on coordinate j with its gathered estimate (then cleared);
+    u_j takes u_scale times the estimate, or the change gathered apart (weighted batches)."""
+    if separate_u:
+        primal_step(p, j, now, w, w_prev, last, u, estimate[j], 0.0)
+        u[j] += u_change[j]
+        u_change[j] = 0.0
+    else:
+        primal_step(p, j, now, w, w_prev, last, u, estimate[j], u_scale)
+    estimate[j] = 0.0
+
+
 def spdc_draw(cnp.uint64_t[::1] rng_state, Py_ssize_t[::1] order, Py_ssize_t batch_size,
               Py_ssize_t[::1] picks, const double[::1] alias_prob, const Py_ssize_t[::1] alias,
               const double[::1] inclusion, double[::1] cumulative):
@@ -337,21 +351,10 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 for k in range(start, end):
                     j = ind[k] if ind != NULL else k - start
                     if lp[j] != now + 1:
-                        if separate_u:
-                            primal_step(&p, j, now, wp, wq, lp, up, sp[j], 0.0)
-                            up[j] += su[j]
-                            su[j] = 0.0
-                        else:
-                            primal_step(&p, j, now, wp, wq, lp, up, sp[j], u_scale)
-                        sp[j] = 0.0
+                        batch_primal_step(&p, j, now, wp, wq, lp, up, sp, su, u_scale,
+                                          separate_u)
                 if bias != 0.0 and lp[d] != now + 1:
-                    if separate_u:
-                        primal_step(&p, d, now, wp, wq, lp, up, sp[d], 0.0)
-                        up[d] += su[d]
-                        su[d] = 0.0
-                    else:
-                        primal_step(&p, d, now, wp, wq, lp, up, sp[d], u_scale)
-                    sp[d] = 0.0
+                    batch_primal_step(&p, d, now, wp, wq, lp, up, sp, su, u_scale, separate_u)
             now += 1
     return now
 
