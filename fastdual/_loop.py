@@ -25,8 +25,15 @@ import numpy as np
 TINY = np.finfo(float).tiny
 
 
-class ConvergenceWarning(UserWarning):
-    """The solver stopped before its certificate reached tol."""
+try:    # scikit-learn's, so that its warning filters catch fastdual's too
+    from sklearn.exceptions import ConvergenceWarning as _BaseConvergenceWarning
+except ImportError:  # pragma: no cover - scikit-learn is a dependency
+    _BaseConvergenceWarning = UserWarning
+
+
+class ConvergenceWarning(_BaseConvergenceWarning):
+    """The solver stopped before its certificate reached tol (a subclass of scikit-learn's
+    ConvergenceWarning, itself a UserWarning)."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):

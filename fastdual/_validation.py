@@ -240,7 +240,7 @@ def check_sample_weight(sample_weight, n_samples):
     # n / sum cannot either (all subnormal). Only the total may be inf, when the true sum is.
     largest = arr.max()
     if not largest > 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError("sample_weight must have a positive sum (the weights are all zero)")
     exponent = int(np.frexp(largest)[1])
     arr = np.ldexp(arr, -exponent)
     scaled_sum = float(arr.sum())

@@ -1,0 +1,81 @@
+"""fastdual.sklearn: scikit-learn's estimator checks, pipelines, search, pickling."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import fastdual
+from conftest import problem_for
+from fastdual.sklearn import LinearClassifier, LinearRegressor
+
+# The only expected failures: the ones scikit-learn marks for its own LinearSVC,
+# LogisticRegression and LinearSVR, for the same reason (training stops at a tolerance, so
+# weighted and repeated rows give equal objectives but not equal bits).
+WEIGHT_EQUIVALENCE = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
+        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
+    "check_sample_weight_equivalence_on_sparse_data":
+        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
+        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
+}
+
+
+@parametrize_with_checks([LinearClassifier(), LinearClassifier(loss="logistic"),
+                          LinearRegressor()],
+                         expected_failed_checks=lambda estimator: WEIGHT_EQUIVALENCE)
+def test_scikit_learn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        check(estimator)
+
+
+def test_the_estimators_are_fastdual_train():
+    X, y = problem_for("logistic", n=120, d=5, seed=0)
+    clf = LinearClassifier(loss="logistic", C=2.0, tol=1e-8, random_state=0).fit(X, y)
+    model = fastdual.train(X, y, loss="logistic", C=2.0, tol=1e-8, random_state=0)
+    assert np.array_equal(clf.coef_.ravel(), model.coef_) and clf.gap_ == model.gap_
+    assert clf.coef_.shape == (1, 5) and clf.n_iter_ == model.n_epochs_
+    np.testing.assert_allclose(clf.predict_proba(X), model.predict_proba(X))
+    Xr, yr = problem_for("squared", n=120, d=5, seed=1)
+    reg = LinearRegressor(alpha=1e-2, tol=1e-8, random_state=0).fit(Xr, yr)
+    assert np.array_equal(reg.coef_, fastdual.train(Xr, yr, loss="squared", alpha=1e-2,
+                                                    tol=1e-8, random_state=0).coef_)
+    assert not hasattr(LinearClassifier(loss="hinge"), "predict_proba")
+    assert not hasattr(LinearClassifier(), "partial_fit")
+    assert hasattr(LinearClassifier(solver="rda"), "partial_fit")
+
+
+def test_pipelines_search_and_pickle():
+    X, y = problem_for("smooth_hinge", n=150, d=4, seed=2)
+    search = GridSearchCV(make_pipeline(StandardScaler(), LinearClassifier(warm_start=True)),
+                          {"linearclassifier__C": [0.01, 0.1, 1.0]}, cv=3).fit(X, y)
+    assert search.best_score_ > 0.7
+    restored = pickle.loads(pickle.dumps(search.best_estimator_))
+    np.testing.assert_array_equal(restored.predict(X), search.best_estimator_.predict(X))
+
+
+def test_multiclass_and_partial_fit():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((200, 4)) + np.repeat(np.eye(4)[:, :4] * 3, 50, axis=0)
+    y = np.repeat(["a", "b", "c", "d"], 50)
+    clf = LinearClassifier(loss="logistic", multiclass="multinomial").fit(X, y)
+    assert clf.coef_.shape == (4, 4) and clf.score(X, y) > 0.8
+    online = LinearClassifier(loss="logistic", solver="rda", solver_options={"rda_gamma": 0.3})
+    yb = np.where(y == "a", "a", "z")
+    for chunk in np.array_split(rng.permutation(200), 4):
+        online.partial_fit(X[chunk], yb[chunk], classes=["a", "z"])
+    assert online.score(X, yb) > 0.7
+
+
+def test_fastdual_convergence_warnings_are_scikit_learns():
+    assert issubclass(fastdual.ConvergenceWarning, SklearnConvergenceWarning)
+    X, y = problem_for("hinge", n=100, d=5, seed=4)
+    with pytest.warns(SklearnConvergenceWarning):
+        LinearClassifier(loss="hinge", max_iter=1, tol=1e-12).fit(X, y)
