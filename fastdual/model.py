@@ -151,15 +151,19 @@ class Model:
 
 
 def load(path):
-    """Read a model written by Model.save.
+    """Read a model written by Model.save, or a LIBLINEAR text model file (for prediction;
+    fastdual.liblinear_format).
 
     Model files travel, so every part is checked: anything but a complete, consistent model is
     refused with a ValueError naming the file and saying what is wrong. Arrays are read with
     allow_pickle=False, so loading never executes code.
     """
     name = os.fspath(path)
+    from fastdual import liblinear_format
     # Opening is not translated: a missing or unreadable file raises the usual OSError
     # (FileNotFoundError, PermissionError, ...), which is what Python users expect.
+    if liblinear_format.is_liblinear_file(path):
+        return liblinear_format.load(path)
     with open(path, "rb") as handle:
         try:
             arrays, metadata = _check_model(_read_arrays(handle))
@@ -302,9 +306,7 @@ def _check_model(arrays):
         array = arrays.get(key)
         ndim = dims[1] if multi else dims[0]
         if array is None:
-            if key == "class_certificates" and multiclass == "ovr":
-                raise ValueError("a one-vs-rest model needs its class_certificates")
-            continue                  # dual_coef is optional
+            continue                  # dual_coef and class_certificates are optional
         if ndim is None or (key == "class_certificates" and multiclass != "ovr"):
             raise ValueError(f"it holds {key}, which only a one-vs-rest model has")
         if array.dtype.kind != "f":
@@ -334,7 +336,7 @@ def _check_model(arrays):
             raise ValueError(f"a k-class model has k >= 3 distinct classes, one per row of "
                              f"coef ({k}), got {np.array2string(classes, threshold=6)}")
         shapes = {"intercept": (k,)}
-        if multiclass == "ovr":
+        if "class_certificates" in arrays:
             shapes["class_certificates"] = (k, 3)
         if "dual_coef" in arrays:
             shapes["dual_coef"] = (k, arrays["dual_coef"].shape[1])

@@ -39,6 +39,20 @@ def test_installed_entry_points(tmp_path, how):
     assert "duality gap" in result.stdout
 
 
+def test_installed_train_and_predict_scripts(tmp_path):
+    data = _svmlight(tmp_path, "train.svm", 2)
+    for script in ("fastdual-train", "fastdual-predict"):
+        assert shutil.which(script) is not None, f"the {script} console script is not installed"
+    env = {**os.environ, "PYTHONPATH": ""}
+    trained = subprocess.run([shutil.which("fastdual-train"), "-s", "2", str(data), "m"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert trained.returncode == 0, trained.stderr
+    predicted = subprocess.run([shutil.which("fastdual-predict"), str(data), "m", "out"],
+                               cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                               env=env)
+    assert predicted.returncode == 0 and predicted.stdout.startswith("Accuracy = ")
+
+
 def test_the_package_is_compiled():
     import pathlib
     import importlib
@@ -51,3 +65,79 @@ def test_the_package_is_compiled():
         module = importlib.import_module(name)
         assert module.__file__.endswith((".so", ".pyd")), module.__file__
     assert fastdual.__version__
+
+
+def _svmlight(tmp_path, name, k=2, n=150, seed=0):
+    import numpy as np
+    from sklearn.datasets import dump_svmlight_file
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    if k == 0:
+        y = X @ rng.standard_normal(5)
+    else:
+        labels = rng.integers(0, k, n)
+        X += np.eye(5)[labels % 5] * 3
+        y = np.array([1, -1, 4, 2][:k])[labels]
+    path = tmp_path / name
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    return path
+
+
+@pytest.mark.parametrize("s, k", [(0, 2), (1, 2), (3, 3), (4, 3), (13, 0)])
+def test_train_and_predict_as_liblinear_does(tmp_path, capsys, s, k):
+    """`fastdual train` writes LIBLINEAR's model file (LIBLINEAR reads it and predicts the
+    same); `fastdual predict` prints LIBLINEAR's lines."""
+    import numpy as np
+    import scipy.sparse as sp
+    from liblinear.liblinearutil import load_model, predict
+    from sklearn.datasets import load_svmlight_file
+    data = _svmlight(tmp_path, "train.svm", k)
+    model_path = tmp_path / "train.model"
+    assert main(["train", "-s", str(s), "-c", "1", "-B", "1", "-e", "0.01", str(data),
+                 str(model_path)]) == 0
+    assert "optimization finished" in capsys.readouterr().out
+    assert model_path.read_text().startswith("solver_type ")
+    out_path = tmp_path / "out.txt"
+    assert main(["predict", str(data), str(model_path), str(out_path)]) == 0
+    printed = capsys.readouterr().out
+    ours = np.array([float(v) for v in out_path.read_text().split()])
+    X, y = load_svmlight_file(str(data), zero_based=False)
+    labels, _, _ = predict([], sp.csr_matrix(X), load_model(str(model_path)), "-q")
+    np.testing.assert_allclose(ours, labels, rtol=1e-9, atol=1e-9)
+    if k:
+        correct = int(np.sum(ours == y))
+        assert f"Accuracy = {100.0 * correct / len(y):g}% ({correct}/{len(y)})" in printed
+    else:
+        assert "Mean squared error = " in printed and "Squared correlation" in printed
+
+
+def test_predict_writes_probabilities_for_logistic_models(tmp_path, capsys):
+    data = _svmlight(tmp_path, "train.svm", 2)
+    assert main(["train", "-s", "0", "-q", str(data), str(tmp_path / "m")]) == 0
+    assert main(["predict", "-b", "1", str(data), str(tmp_path / "m"), str(tmp_path / "o")]) == 0
+    lines = (tmp_path / "o").read_text().splitlines()
+    assert lines[0].split()[0] == "labels" and len(lines) == 151
+    assert abs(sum(float(v) for v in lines[1].split()[1:]) - 1.0) < 1e-5   # printed as %g
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "-s", "21", "{data}"], "-s 21: fastdual trains LIBLINEAR's types"),
+    (["train", "-s", "11", "-p", "0.5", "{data}"], "squared loss has no epsilon"),
+    (["train", "{missing}"], "cannot read"),
+    (["predict", "{data}", "{missing}", "{out}"], "No such file"),
+])
+def test_bad_arguments_and_files_are_one_line_errors(tmp_path, capsys, argv, message):
+    data = _svmlight(tmp_path, "train.svm", 2)
+    paths = dict(data=str(data), missing=str(tmp_path / "nope"), out=str(tmp_path / "o"))
+    assert main([a.format(**paths) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_version_and_usage_errors_exit_like_argparse(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0 and "fastdual " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "-c", "abc", "x"])
+    assert exit_info.value.code == 2
