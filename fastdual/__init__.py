@@ -19,8 +19,10 @@ from fastdual._version import __version__
 from fastdual.losses import LOSSES
 from fastdual.model import Model, load
 from fastdual.online import OnlineRDA, train_stream
+from fastdual.selection import cross_validate, regularization_path
 from fastdual.solvers import SOLVERS
 from fastdual import projection
 
-__all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "load", "Model", "Certificate", "ConvergenceWarning",
+__all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "cross_validate",
+           "regularization_path", "load", "Model", "Certificate", "ConvergenceWarning",
            "TrainingInterrupted", "LOSSES", "SOLVERS", "projection", "__version__"]

@@ -87,7 +87,11 @@ def _train(args):
         options["multiclass"] = "ovr"              # LIBLINEAR's -s 0, 6, 7: one-vs-rest
     if args.weights:
         options["class_weight"] = {label: weight for label, weight in args.weights}
+    regression = LIBLINEAR_TYPES[args.s][0] in ("squared", "epsilon_insensitive") \
+        and args.loss is None
     try:
+        if args.v or args.find_C:
+            return _cross_validate(args, X, y, options, regression)
         model = fastdual.train(X, y, n_jobs=args.threads, **options)
     except (ValueError, TypeError) as exc:
         raise _Failure(str(exc)) from None
@@ -99,6 +103,35 @@ def _train(args):
     if not args.q:
         print(f"optimization finished, #iter = {model.n_epochs_}, relative duality gap = "
               f"{model.relative_gap_:.3g}")
+    return 0
+
+
+def _cross_validate(args, X, y, options, regression):
+    """-v n (n-fold cross-validation) and -C (the C search), LIBLINEAR's output lines."""
+    import fastdual
+    import warnings
+    folds = args.v or 5
+    options = {k: v for k, v in options.items() if k != "random_state"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        if args.find_C:
+            options.pop("C", None)
+            options.pop("alpha", None)
+            grid = [2.0 ** k for k in range(-10, 11)]
+            result = fastdual.cross_validate(X, y, n_folds=folds, random_state=args.seed,
+                                             Cs=grid, **options)
+            if regression:
+                best = float(np.min(result["mse"]))
+                print(f"Best C = {result['best_C']:g} CV MSE = {best:g}")
+            else:
+                best = float(np.max(result["accuracy"]))
+                print(f"Best C = {result['best_C']:g}  CV accuracy = {100.0 * best:g}%")
+            return 0
+        result = fastdual.cross_validate(X, y, n_folds=folds, random_state=args.seed, **options)
+    if regression:
+        print(f"Cross Validation Mean squared error = {result['mse']:g}")
+    else:
+        print(f"Cross Validation Accuracy = {100.0 * result['accuracy']:g}%")
     return 0
 
 
@@ -179,6 +212,11 @@ def build_parser():
     tr.add_argument("-w", dest="weights", type=_pair, action="append", metavar="LABEL=WEIGHT",
                     help="class weight, LIBLINEAR's -wi as -w i=weight (repeatable)")
     tr.add_argument("-q", action="store_true", help="quiet")
+    tr.add_argument("-v", type=int, default=0, metavar="n",
+                    help="n-fold cross-validation: print the accuracy (or MSE), write no model")
+    tr.add_argument("-C", dest="find_C", action="store_true",
+                    help="find the C of best cross-validation accuracy over 2^-10 .. 2^10 "
+                         "(warm-started; n folds from -v, default 5)")
     tr.add_argument("--solver", default="sdca", help="fastdual's solver (default sdca)")
     tr.add_argument("--loss", default=None, help="fastdual's loss, instead of -s's")
     tr.add_argument("--alpha", type=float, default=None, help="alpha instead of C")

@@ -141,3 +141,15 @@ def test_version_and_usage_errors_exit_like_argparse(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["train", "-c", "abc", "x"])
     assert exit_info.value.code == 2
+
+
+def test_cross_validation_and_the_c_search(tmp_path, capsys):
+    data = _svmlight(tmp_path, "train.svm", 2)
+    assert main(["train", "-v", "3", "-s", "2", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Cross Validation Accuracy = ")
+    assert main(["train", "-C", "-v", "3", "-s", "2", str(data)]) == 0
+    assert capsys.readouterr().out.startswith("Best C = ")
+    regression = _svmlight(tmp_path, "reg.svm", 0)
+    assert main(["train", "-v", "3", "-s", "11", "-p", "0", str(regression)]) == 0
+    assert capsys.readouterr().out.startswith("Cross Validation Mean squared error = ")

@@ -1,0 +1,43 @@
+"""fastdual.cross_validate and fastdual.regularization_path."""
+import numpy as np
+import pytest
+
+import fastdual
+from conftest import problem_for
+
+
+def test_the_path_is_certified_and_warm_started():
+    X, y = problem_for("squared_hinge", n=200, d=6, seed=0)
+    Cs = [10.0, 0.01, 1.0, 0.1]
+    path = fastdual.regularization_path(X, y, Cs, loss="squared_hinge", tol=1e-6,
+                                        random_state=0)
+    assert [round(1.0 / (m.alpha * 200), 10) for m in path] == sorted(Cs)
+    for model in path:
+        cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="squared_hinge",
+                                    C=1.0 / (model.alpha * 200), dual_coef=model.dual_coef_)
+        assert (cert.primal, cert.dual) == (model.primal_, model.dual_) and model.converged_
+    cold = fastdual.train(X, y, loss="squared_hinge", C=10.0, tol=1e-6, random_state=0)
+    assert path[-1].n_epochs_ < cold.n_epochs_           # the warm start pays
+    with pytest.raises(ValueError, match="sets C and warm_start itself"):
+        fastdual.regularization_path(X, y, Cs, C=1.0)
+
+
+def test_cross_validation_is_the_mean_over_seeded_folds():
+    X, y = problem_for("logistic", n=90, d=4, seed=1)
+    result = fastdual.cross_validate(X, y, n_folds=3, random_state=7, loss="logistic", C=1.0)
+    # The same folds by hand.
+    order = np.random.default_rng(7).permutation(90)
+    scores = []
+    for k in range(3):
+        test = order[k::3]
+        keep = np.ones(90, bool)
+        keep[test] = False
+        model = fastdual.train(X[keep], y[keep], loss="logistic", C=1.0, random_state=7)
+        scores.append(np.mean(model.predict(X[test]) == y[test]))
+    assert result["accuracy"] == pytest.approx(np.mean(scores), rel=1e-12)
+    grid = fastdual.cross_validate(X, y, n_folds=3, random_state=7, loss="logistic",
+                                   Cs=[0.01, 1.0, 100.0])
+    assert grid["per_fold"].shape == (3, 3) and grid["best_C"] in (0.01, 1.0, 100.0)
+    assert grid["accuracy"][1] == pytest.approx(result["accuracy"], abs=0.02)
+    with pytest.raises(ValueError, match="n_folds must be"):
+        fastdual.cross_validate(X, y, n_folds=1)
