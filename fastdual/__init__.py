@@ -20,9 +20,10 @@ from fastdual.losses import LOSSES
 from fastdual.model import Model, load
 from fastdual.online import OnlineRDA, train_stream
 from fastdual.selection import cross_validate, regularization_path
+from fastdual.plotting import plot_convergence
 from fastdual.solvers import SOLVERS
 from fastdual import projection
 
 __all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "cross_validate",
-           "regularization_path", "load", "Model", "Certificate", "ConvergenceWarning",
+           "regularization_path", "plot_convergence", "load", "Model", "Certificate", "ConvergenceWarning",
            "TrainingInterrupted", "LOSSES", "SOLVERS", "projection", "__version__"]
