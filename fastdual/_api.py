@@ -59,7 +59,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         epoch, one history record each). Either way the stop is decided by an exact certificate
         and the last epoch is always checked.
     random_state : None, an int or a numpy generator; the same int gives bit-identical models.
-    verbose : print one line per check. callback(info) is called after each check with a dict
+    verbose : 1 prints one line per check; 2 shows a progress bar over the epochs on stderr
+        (tqdm, when installed; the lines otherwise). callback(info) is called after each check with a dict
         (epoch, seconds, primal, dual, gap, nnz); returning False stops training.
     warm_start : a Model to start from (its dual_coef_ if it has one of length n, else its coef_).
     on_interrupt : what Ctrl-C does: "raise" (default) raises fastdual.TrainingInterrupted, a

@@ -198,6 +198,7 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
     start = time.perf_counter()
     stop = interrupted = stopped_by_callback = False
     epoch = 0
+    bar = progress_bar(max_epochs) if verbose >= 2 else None
 
     def check(epoch):
         nonlocal best, last, stop, stopped_by_callback
@@ -207,7 +208,9 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                  "primal": point.primal, "dual": point.dual, "gap": point.gap,
                  "nnz": int(np.count_nonzero(point.w[:problem.n_features]))}
         history.append(entry)
-        if verbose:
+        if bar is not None:
+            bar.set_postfix_str(f"rel.gap {point.relative_gap:.2e}", refresh=False)
+        elif verbose:
             if len(history) == 1:
                 print(f"{'epoch':>6} {'primal':>14} {'dual':>14} {'gap':>10} {'rel.gap':>9} "
                       f"{'nnz':>8} {'seconds':>8}")
@@ -230,6 +233,8 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
             while epoch < max_epochs and not stop:
                 driver.epoch()
                 epoch += 1
+                if bar is not None:
+                    bar.update(1)
                 due = driver.check_due(epoch)
                 if due is None:
                     due = schedule.due(epoch)
@@ -250,6 +255,9 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
             # A second Ctrl-C, or one the flag could not catch: stop at once with what is
             # certified already.
             interrupted = True
+        finally:
+            if bar is not None:
+                bar.close()
     if best is None:
         return None
     # A run that ends as asked (tol, max_epochs, callback) returns its last check, as every
@@ -257,6 +265,17 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
     point, length = best if interrupted else last
     return Result(point, history[:length], point.relative_gap <= tol, interrupted,
                   stopped_by_callback)
+
+
+def progress_bar(max_epochs):
+    """verbose >= 2: a tqdm bar over the epochs on stderr, advanced between the kernel's epochs
+    (never inside them), its postfix the last certified relative gap; None (verbose lines
+    instead) when tqdm is not installed."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=max_epochs, unit="epoch", desc="fastdual", leave=False)
 
 
 def warn_unconverged(result, solver, tol, max_epochs, problem):

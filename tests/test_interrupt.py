@@ -133,3 +133,16 @@ def test_one_ctrl_c_stops_a_script_that_trains_in_a_loop(tmp_path):
     last_line = err.strip().splitlines()[-1]
     assert last_line.startswith(("KeyboardInterrupt", "fastdual._loop.TrainingInterrupted"))
     assert "the loop went on" not in out
+
+
+def test_verbose_2_shows_a_progress_bar_on_stderr(capsys):
+    import numpy as np
+    import fastdual
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = fastdual.train(X, y, loss="logistic", verbose=2, tol=0.0, max_epochs=7,
+                           check_every=1)
+    captured = capsys.readouterr()
+    assert "fastdual:" in captured.err and "/7" in captured.err and "epoch" in captured.err
+    assert captured.out == "" and model.n_epochs_ == 7
