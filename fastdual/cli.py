@@ -1,6 +1,7 @@
 """The `fastdual` command (also `python -m fastdual`)."""
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -210,7 +211,7 @@ def build_parser():
     tr.add_argument("-B", type=float, default=-1.0,
                     help="bias feature value; < 0: no intercept (default -1)")
     tr.add_argument("-w", dest="weights", type=_pair, action="append", metavar="LABEL=WEIGHT",
-                    help="class weight, LIBLINEAR's -wi as -w i=weight (repeatable)")
+                    help="class weight: LIBLINEAR's -wi weight (e.g. -w1 5), or -w i=weight")
     tr.add_argument("-q", action="store_true", help="quiet")
     tr.add_argument("-v", type=int, default=0, metavar="n",
                     help="n-fold cross-validation: print the accuracy (or MSE), write no model")
@@ -249,9 +250,25 @@ def _version():
     return __version__
 
 
+def _liblinear_weights(argv):
+    """LIBLINEAR writes a class weight as `-wLABEL WEIGHT` (`-w1 5 -w-1 0.5`): rewritten to
+    this parser's `-wLABEL=WEIGHT` (one token, so a negative label is no option) first."""
+    out, k = [], 0
+    while k < len(argv):
+        match = re.fullmatch(r"-w(-?\d+)", argv[k])
+        if match and k + 1 < len(argv):
+            out.append(f"-w{match.group(1)}={argv[k + 1]}")     # one token: -w-1=0.5
+            k += 2
+        else:
+            out.append(argv[k])
+            k += 1
+    return out
+
+
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_liblinear_weights(argv))
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2

@@ -153,3 +153,13 @@ def test_cross_validation_and_the_c_search(tmp_path, capsys):
     regression = _svmlight(tmp_path, "reg.svm", 0)
     assert main(["train", "-v", "3", "-s", "11", "-p", "0", str(regression)]) == 0
     assert capsys.readouterr().out.startswith("Cross Validation Mean squared error = ")
+
+
+def test_liblinear_class_weight_syntax(tmp_path, capsys):
+    """`-w1 5` (LIBLINEAR's) and `-w 1=5` train the same model, which differs from no weight."""
+    data = _svmlight(tmp_path, "train.svm", 2)
+    for name, extra in (("a", ["-w1", "5", "-w-1", "0.5"]), ("b", ["-w", "1=5", "-w-1=0.5"]),
+                        ("c", [])):
+        assert main(["train", "-q", "-e", "1e-6"] + extra + [str(data), str(tmp_path / name)]) == 0
+    a, b, c = ((tmp_path / name).read_text() for name in "abc")
+    assert a == b and a != c
