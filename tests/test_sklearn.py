@@ -79,3 +79,23 @@ def test_fastdual_convergence_warnings_are_scikit_learns():
     X, y = problem_for("hinge", n=100, d=5, seed=4)
     with pytest.warns(SklearnConvergenceWarning):
         LinearClassifier(loss="hinge", max_iter=1, tol=1e-12).fit(X, y)
+
+
+def test_the_coming_from_page_mappings_hold():
+    """docs/coming-from.md: Ridge(alpha=A) is LinearRegressor(alpha=A/n, free intercept), and
+    LogisticRegression(C) is LinearClassifier(loss="logistic", C, free intercept)."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 4))
+    y = X @ [1.0, 2.0, 3.0, 4.0] + 5.0 + rng.standard_normal(100)
+    ridge = Ridge(alpha=3.0).fit(X, y)
+    ours = LinearRegressor(alpha=3.0 / 100, regularize_intercept=False, solver="newton",
+                           tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ridge.coef_, rtol=1e-9, atol=1e-10)
+    assert ours.intercept_ == pytest.approx(ridge.intercept_, rel=1e-9)
+    labels = np.where(X[:, 0] + 0.5 * rng.standard_normal(100) > 0.3, "yes", "no")
+    logistic = LogisticRegression(C=0.5, tol=1e-12, max_iter=10_000).fit(X, labels)
+    ours = LinearClassifier(loss="logistic", C=0.5, regularize_intercept=False,
+                            solver="newton", tol=1e-12).fit(X, labels)
+    np.testing.assert_allclose(ours.coef_, logistic.coef_, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(ours.predict_proba(X), logistic.predict_proba(X), atol=1e-6)
