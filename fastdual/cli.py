@@ -55,8 +55,44 @@ def _read_svmlight(path, n_features=None):
     from sklearn.datasets import load_svmlight_file
     try:
         return load_svmlight_file(path, zero_based=False, n_features=n_features)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise _Failure(f"cannot read {path!r}: {exc}") from None
+    except ValueError as exc:
+        line = _bad_line(path)
+        where = f" line {line}" if line else ""
+        raise _Failure(f"cannot read {path!r}{where}: {exc}") from None
+
+
+def _bad_line(path):
+    """The first line scikit-learn's reader refuses, found by reading byte ranges (bisection
+    over the file, then the lines of the last range one by one), or None."""
+    import io
+    from sklearn.datasets import load_svmlight_file
+
+    def readable(data):
+        try:
+            load_svmlight_file(io.BytesIO(data), zero_based=False, n_features=1 << 30)
+            return True
+        except ValueError:
+            return False
+    with open(path, "rb") as handle:
+        content = handle.read()
+    lo, hi = 0, len(content)            # content[:lo] reads; content[:hi] does not
+    if readable(content):
+        return None
+    while hi - lo > 4096:
+        mid = content.rfind(b"\n", lo, (lo + hi) // 2) + 1
+        if mid <= lo:
+            break
+        if readable(content[:mid]):
+            lo = mid
+        else:
+            hi = mid
+    start = lo
+    for offset, raw in enumerate(content[lo:hi].split(b"\n")):
+        if raw.strip() and not readable(raw + b"\n"):
+            return content.count(b"\n", 0, start) + offset + 1
+    return None
 
 
 def _train(args):

@@ -163,3 +163,11 @@ def test_liblinear_class_weight_syntax(tmp_path, capsys):
         assert main(["train", "-q", "-e", "1e-6"] + extra + [str(data), str(tmp_path / name)]) == 0
     a, b, c = ((tmp_path / name).read_text() for name in "abc")
     assert a == b and a != c
+
+
+def test_a_malformed_input_file_is_named_with_its_line(tmp_path, capsys):
+    lines = ["1 1:0.5 2:1"] * 5000 + ["-1 1:0.2 x:3"] + ["1 3:1"] * 10
+    (tmp_path / "bad.svm").write_text("\n".join(lines) + "\n")
+    assert main(["train", str(tmp_path / "bad.svm")]) == 1
+    err = capsys.readouterr().err
+    assert "bad.svm' line 5001:" in err and "Traceback" not in err
