@@ -8,7 +8,8 @@ from fastdual import _loop
 from fastdual import _multiclass
 from fastdual._problem import build_problem
 from fastdual._validation import (check_choice, check_coef, check_int, check_labels,
-                                  check_matrix, check_positive, check_seed)
+                                  check_matrix, check_positive, check_seed,
+                                  check_stream_weights)
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
@@ -134,13 +135,8 @@ def weigh_classes(class_weight, classes, index, sample_weight):
     else:
         raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, "
                          f"got {class_weight!r}")
-    base = np.ones(index.shape[0]) if sample_weight is None else sample_weight
-    if sample_weight is not None:
-        from fastdual._validation import check_sample_weight
-        check_sample_weight(sample_weight, index.shape[0])   # its own errors first
-        base = np.broadcast_to(np.asarray(sample_weight, dtype=np.float64).ravel(),
-                               index.shape)
-    return base * per_class[index]
+    # The weights as given (validated, a scalar broadcast); train normalises the product.
+    return check_stream_weights(sample_weight, index.shape[0]) * per_class[index]
 
 
 def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,

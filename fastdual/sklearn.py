@@ -147,7 +147,7 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        self._scores(X)                     # the checks (fitted, features)
+        check_is_fitted(self, "model_")
         return self.model_.predict_proba(validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False))
 
