@@ -99,3 +99,22 @@ def test_the_coming_from_page_mappings_hold():
                             solver="newton", tol=1e-12).fit(X, labels)
     np.testing.assert_allclose(ours.coef_, logistic.coef_, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(ours.predict_proba(X), logistic.predict_proba(X), atol=1e-6)
+
+
+def test_dataframe_feature_names():
+    """feature_names_in_ from a DataFrame; columns in another order at predict time are an
+    error, as in scikit-learn; mixing arrays and DataFrames between fit and predict warns."""
+    import pandas as pd  # in the test extras
+    X, y = problem_for("logistic", n=80, d=3, seed=5)
+    frame = pd.DataFrame(X, columns=["age", "income", "score"])
+    for est, target in ((LinearClassifier(loss="logistic"), y),
+                        (LinearRegressor(), X @ [1.0, -2.0, 0.5])):
+        est.fit(frame, target)
+        assert list(est.feature_names_in_) == ["age", "income", "score"]
+        assert est.n_features_in_ == 3
+        with pytest.warns(UserWarning, match="feature names"):
+            np.testing.assert_array_equal(est.predict(frame), est.predict(X))
+        with pytest.raises(ValueError, match="feature names"):
+            est.predict(frame[["income", "age", "score"]])
+        with pytest.warns(UserWarning, match="feature names"):
+            est.fit(X, target).predict(frame)
