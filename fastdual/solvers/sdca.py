@@ -1,8 +1,9 @@
 """Prox-SDCA (seed 000, Figure 1): the driver around the epoch kernel of _sdca.pyx.
 
 The training loop (fastdual._loop) calls epoch() and point(); the hooks carry what only SDCA has:
-shrinking (inside epoch()), the averaging option (check_due / point) and the pure-l1 continuation
-(after_check).
+shrinking (inside epoch()), the averaging option (check_due / point), the pure-l1 continuation
+(after_check) and acceleration (class Acceleration: the same kernel on proximal-point
+subproblems, docs/math.md "Accelerated Prox-SDCA").
 """
 import numpy as np
 
@@ -12,6 +13,7 @@ from fastdual.solvers import _sdca
 from fastdual.solvers.common import helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
+TINY = np.finfo(float).tiny
 
 
 class SDCA:
@@ -33,6 +35,10 @@ class SDCA:
                               "epochs (checked at powers of two)"),
         "shrinking": Option(True, kind=bool,
                             help="LIBLINEAR's shrinking (losses with box-constrained duals)"),
+        "acceleration": Option(False, kind=bool,
+                               help="accelerated Prox-SDCA: an outer loop of proximal-point "
+                                    "subproblems, each solved by the SDCA kernel warm-started, "
+                                    "for small alpha (l2 > 0)"),
     }
 
     def __init__(self, problem, options, seed, initial_duals=None):
@@ -43,6 +49,7 @@ class SDCA:
         self.with_replacement = options["sampling"] in ("uniform", "weighted")
         self.averaging = options["output"] == "average"
         self.shrinking = options["shrinking"]
+        self.acceleration = None
 
         # Pure l1: the kernel solves the problem with working_l2/2 ||w||^2 added (seed 000
         # Sec. 3.1), whose optimum is within working_l2/2 ||w*||^2 of the l1 optimum. Sec. 3.1
@@ -80,6 +87,25 @@ class SDCA:
         self.v_sum = np.zeros(d + 1) if self.averaging else None
         self.window = 0
         self.run_start = 0
+        if options["acceleration"]:
+            if self.continuation:
+                raise ValueError("acceleration=True needs an l2 term (l1_ratio < 1): the "
+                                 "accelerated outer loop's rate comes from the l2 strength")
+            if problem.loss.gamma == 0.0:
+                raise ValueError("acceleration=True needs a smooth loss (squared_hinge, "
+                                 "smooth_hinge, logistic, squared): its outer loop's rate "
+                                 "comes from the loss's smoothness; smooth_hinge with a small "
+                                 f"gamma is the smoothed {problem.loss_name}"
+                                 if problem.loss_name == "hinge" else
+                                 "acceleration=True needs a smooth loss (squared_hinge, "
+                                 "smooth_hinge, logistic, squared): its outer loop's rate "
+                                 "comes from the loss's smoothness")
+            if self.averaging:
+                raise ValueError("acceleration=True returns the outer loop's iterates; it "
+                                 "cannot be combined with output='average'")
+            self.acceleration = Acceleration.plan(self)
+            if self.acceleration is not None:
+                self.shrinking = False   # short inner solves of changing subproblems
 
     def _set_sampling(self):
         """Importance sampling (sampling="weighted"): p_i half uniform, half proportional to
@@ -103,6 +129,11 @@ class SDCA:
         return self.working_l2 if self.continuation else 0.0
 
     def epoch(self):
+        self._sdca_epoch()
+        if self.acceleration is not None:
+            self.acceleration.after_epoch()
+
+    def _sdca_epoch(self):
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
         q_max = self.weighted_sq_norm_max / (self.working_l2 * problem.n_samples)
@@ -132,6 +163,8 @@ class SDCA:
         return None
 
     def point(self):
+        if self.acceleration is not None:
+            return self.acceleration.point()
         if self.averaging and self.window > 0:
             v_bar = self.v_sum / self.window
             return soft_threshold(v_bar, self.l1 / self.working_l2), self.duals_sum / self.window
@@ -155,3 +188,170 @@ class SDCA:
             self.v /= factor
             self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
             self.run_start = checkpoint.epoch
+
+
+class Acceleration:
+    """Accelerated Prox-SDCA (Shalev-Shwartz & Zhang's outer loop, Catalyst-style), for
+    l2 = lam > 0 well below R^2 / (gamma n). With kappa = R^2 / (gamma n) - lam, outer step t
+    solves the proximal-point subproblem
+
+        P_t(w) = P(w) + kappa/2 ||w - y_t||^2
+
+    with the SDCA kernel at working l2 lam + kappa, warm-started from the previous duals, until
+    the subproblem's own duality gap is below eta / (2 (1 + eta^-2)) xi_t; then
+    y_{t+1} = w_t + beta (w_t - w_{t-1}), xi_{t+1} = (1 - eta/2) xi_t, with mu = lam/2,
+    eta = sqrt(mu / (mu + kappa)), beta = (1 - eta) / (1 + eta).
+
+    The kernel needs no change: P_t's regulariser is (lam + kappa) (1/2 ||w - u||^2 + tau ||w||_1)
+    plus a constant, u = kappa y_t / (lam + kappa), and grad g*(v) = soft(v + u, tau), so the
+    kernel's v array holds v(duals) + u. docs/math.md "Accelerated Prox-SDCA" has the
+    subproblem's dual. Every epoch is one SDCA pass and one certificate pass for the
+    subproblem (which also refreshes v from the duals). The user's certificate is computed at
+    the subproblem's primal iterate, with the better of the carried duals and the duals of its
+    margins.
+    """
+
+    MIN_RATIO = 10.0    # accelerate only when R^2 / (gamma n) > MIN_RATIO lam
+
+    def __init__(self, sdca, kappa):
+        problem = sdca.problem
+        self.sdca = sdca
+        self.lam = problem.l2
+        self.kappa = kappa
+        self.working_l2 = self.lam + kappa
+        mu = 0.5 * self.lam
+        self.eta = np.sqrt(mu / (mu + kappa))
+        self.beta = (1.0 - self.eta) / (1.0 + self.eta)
+        self.tau = problem.l1 / self.working_l2
+        d1 = problem.n_features + 1
+        self.v_duals = np.empty(d1)         # v(duals) at the working l2, refreshed each epoch
+        # The kernel runs at the working l2 from duals carried over: v(duals) rescaled.
+        # y_1 = w_0 = the user problem's w(duals) (0 from zero duals), xi_1 = (1 + eta^-2)
+        # times its gap.
+        sdca.working_l2 = self.working_l2
+        problem.primal_dual(np.zeros(d1), sdca.duals, l2=self.working_l2, v_out=self.v_duals)
+        self.y = soft_threshold(self.v_duals * (self.working_l2 / self.lam), problem.l1 / self.lam)
+        self.u = (kappa / self.working_l2) * self.y
+        self.w_prev = self.y.copy()
+        sdca.v[:] = self.v_duals + self.u
+        self._set_w()
+        self.report_w = sdca.w
+        p0, d0 = problem.primal_dual(self.y, sdca.duals)
+        self.xi = (1.0 + self.eta ** -2) * max(p0 - d0, TINY)
+        self.outer_steps = 0
+        self.inner_epochs = 0
+        self.restarts = 0
+        self.last_objective = p0
+
+    @classmethod
+    def plan(cls, sdca):
+        """The acceleration for this problem, or None when lam is large enough that plain
+        SDCA is as fast (R^2 / (gamma n) <= MIN_RATIO lam)."""
+        problem = sdca.problem
+        gamma = problem.loss.gamma          # the loss is 1/gamma-smooth
+        radius2 = sdca.weighted_sq_norm_max
+        scale = radius2 / (gamma * problem.n_samples)
+        if not scale > cls.MIN_RATIO * problem.l2:
+            return None
+        return cls(sdca, scale - problem.l2)
+
+    def _set_w(self):
+        sdca = self.sdca
+        if self.tau == 0.0:
+            sdca.w = sdca.v          # the kernel gets the same array twice, as in plain SDCA
+        else:
+            sdca.w = soft_threshold(sdca.v, self.tau)
+
+    def subproblem_values(self):
+        """(P_t(w), D_t(duals)) for the kernel's w and duals; writes v(duals) to v_duals."""
+        problem, sdca = self.sdca.problem, self.sdca
+        w, kappa, l2w = sdca.w, self.kappa, self.working_l2
+        primal, dual = problem.primal_dual(w, sdca.duals, l2=l2w, v_out=self.v_duals)
+        # primal_dual gives P' = L + l2w/2 ||w||^2 + l1 ||w||_1 and D' = -conj - l2w g0*(v):
+        # P_t = P' - kappa w.y + kappa/2 ||y||^2 and
+        # D_t = D' + l2w (g0*(v) - g0*(v + u)) + kappa/2 ||y||^2 (docs/math.md).
+        excess = np.maximum(np.abs(self.v_duals) - self.tau, 0.0)
+        shifted = np.maximum(np.abs(self.v_duals + self.u) - self.tau, 0.0)
+        constant = 0.5 * kappa * float(self.y @ self.y)
+        return (primal - kappa * float(w @ self.y) + constant,
+                dual + 0.5 * l2w * (float(excess @ excess) - float(shifted @ shifted)) + constant)
+
+    def after_epoch(self):
+        sdca = self.sdca
+        self.inner_epochs += 1
+        primal, dual = self.subproblem_values()
+        gap = primal - dual
+        sdca.v[:] = self.v_duals + self.u       # refreshed: no drift across outer steps
+        self._set_w()
+        self.report_w = sdca.w
+        if gap > self.eta / (2.0 * (1.0 + self.eta ** -2)) * self.xi:
+            return
+        # The subproblem is solved: the outer step, with momentum unless the user's objective
+        # P(w_t) = P_t(w_t) - kappa/2 ||w_t - y_t||^2 went up (an adaptive restart, as
+        # O'Donoghue & Candes: the momentum overshot; start again from w_t).
+        w_t = sdca.w.copy()
+        self.report_w = w_t
+        objective = primal - 0.5 * self.kappa * float(np.sum((w_t - self.y) ** 2))
+        if objective > self.last_objective:
+            self.y = w_t
+            self.restarts += 1
+        else:
+            self.y = w_t + self.beta * (w_t - self.w_prev)
+        self.last_objective = objective
+        self.w_prev = w_t
+        self.xi *= 1.0 - 0.5 * self.eta
+        self.u = (self.kappa / self.working_l2) * self.y
+        sdca.v[:] = self.v_duals + self.u
+        self._set_w()
+        self.outer_steps += 1
+
+    def point(self):
+        """The subproblem's primal iterate, with the best certificate among the carried duals
+        and the duals of its margins, each scaled by the s in [0, 1] that maximises the user's
+        dual along the ray (docs/math.md): early on, v(duals) = X^T(c a) / (lam n) is far
+        larger at the user's small lam than at the working lam + kappa, and a shorter dual
+        point certifies much more."""
+        problem, w = self.sdca.problem, self.report_w
+        candidates = [(self.sdca.duals, self.v_duals * (self.working_l2 / self.lam))]
+        v_margins = np.empty(problem.n_features + 1)
+        margin_duals = problem.duals_from_margins(w)
+        problem.primal_dual(w, margin_duals, v_out=v_margins)
+        candidates.append((margin_duals, v_margins))
+        best_value, best_duals = -np.inf, None
+        for duals, v in candidates:
+            scale, value = best_dual_scale(problem, duals, v)
+            if value > best_value:
+                best_value, best_duals = value, scale * duals
+        return w, best_duals
+
+
+def best_dual_scale(problem, duals, v):
+    """(s, D(s duals)) maximising the user's dual over s in [0, 1], given v = v(duals) at the
+    problem's l2 (> 0). D(s a) = (1/n) sum_i c_i (-phi*(-s a_i)) - l2 g*(s v) is concave in s
+    and s a is feasible for every s in [0, 1] (0 is in every loss's dual domain): a golden-
+    section search, O(n) per evaluation, no pass over X."""
+    c, y, loss = problem.sample_weight, problem.y, problem.loss
+    kept = c > 0.0
+    c, y, duals = c[kept], y[kept], duals[kept]
+    n, l2, kappa = problem.n_samples, problem.l2, problem.l1 / problem.l2
+    magnitude = np.abs(v)
+
+    def value(s):
+        excess = np.maximum(s * magnitude - kappa, 0.0)
+        return (float(c @ loss.dual_values(y, s * duals)) / n
+                - 0.5 * l2 * float(excess @ excess))
+
+    ratio = 0.5 * (np.sqrt(5.0) - 1.0)
+    lo, hi = 0.0, 1.0
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = value(a), value(b)
+    for _ in range(60):
+        if fa >= fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = value(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = value(b)
+    return max(((s, value(s)) for s in (1.0, 0.5 * (lo + hi), 0.0)), key=lambda t: t[1])
