@@ -13,12 +13,13 @@ from fastdual._validation import (check_choice, check_coef, check_int, check_lab
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
+from fastdual.solvers.auto import choose
 
 Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
 
 
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
-          intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="sdca",
+          intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="auto",
           random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
           on_interrupt="raise", multiclass=None, n_jobs=None, class_weight=None, **options):
     """Train a regularised linear model and certify it by its duality gap.
@@ -53,7 +54,9 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     loss : one of fastdual.LOSSES.
     tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
     max_epochs : passes over the data.
-    solver : one of fastdual.SOLVERS ("sdca").
+    solver : "auto" (default) or one of fastdual.SOLVERS. "auto" picks by the problem's loss,
+        penalty, intercept and conditioning (fastdual.solvers.auto; docs/solvers/auto.md); the
+        model's solver attribute names the one that ran.
     check_every : when the certificate (one extra pass over the data) is computed: "auto"
         (default) extrapolates the gap's linear decrease from the last two checks and skips
         ahead to just before it should reach tol; an int k checks every k epochs (1 = every
@@ -142,6 +145,8 @@ def weigh_classes(class_weight, classes, index, sample_weight):
 def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
           on_interrupt, warm_start=None):
     """Train one (binary or regression) problem in the loop and return its certified Model."""
+    if solver == "auto":
+        solver, options = choose(problem, options, SOLVERS)
     driver_class = get_solver(solver, problem)
     driver = driver_class(problem, solver_options(driver_class, options), seed,
                           _initial_duals(problem, warm_start))
@@ -165,7 +170,7 @@ def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
     "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca"); None:
     multinomial for logistic with solver="sdca", one-vs-rest otherwise."""
     if multiclass is None:
-        return "multinomial" if loss == "logistic" and solver == "sdca" else "ovr"
+        return "multinomial" if loss == "logistic" and solver in ("sdca", "auto") else "ovr"
     if multiclass not in MULTICLASS:
         raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
                          f"{multiclass!r}")
@@ -182,10 +187,13 @@ def _split_options(loss, solver, options):
     spec = get_loss_spec(loss)
     driver = SOLVERS.get(solver) if isinstance(solver, str) else None
     solver_names = set(driver.options) if driver is not None else set()
+    if isinstance(solver, str) and solver == "auto":
+        solver_names = {name for each in SOLVERS.values() for name in each.options}
     unknown = sorted(set(options) - set(spec.params) - solver_names)
     if unknown:
         have = (f"solver={solver!r} has the options {sorted(solver_names)}"
-                if driver is not None else f"solver must be one of {sorted(SOLVERS)}")
+                if driver is not None or solver == "auto"
+                else f"solver must be 'auto' or one of {sorted(SOLVERS)}")
         raise ValueError(f"train() got unknown argument(s) {unknown}: {have}, and "
                          f"loss={loss!r} has the parameters {sorted(spec.params) or 'none'}")
     loss_params = {k: v for k, v in options.items() if k in spec.params}

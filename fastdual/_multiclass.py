@@ -41,7 +41,7 @@ def train(matrix, classes, index, objective, run, multiclass, n_jobs, warm_start
 def train_joint(matrix, classes, index, objective, run, strategy, warm_start):
     """Crammer-Singer or multinomial: one problem with vector duals, Prox-SDCA, one certificate."""
     from fastdual.solvers.vector_sdca import VectorSDCA
-    if run["solver"] != "sdca" or run["options"]:
+    if run["solver"] not in ("sdca", "auto") or run["options"]:
         raise ValueError(f"multiclass={strategy!r} is trained by solver='sdca' without solver "
                          f"options, got solver={run['solver']!r} with options "
                          f"{sorted(run['options'])}")
@@ -109,7 +109,7 @@ def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
     except _loop.TrainingInterrupted:
         # The classes not yet trained leave no certified k-class model to return.
         raise _loop.TrainingInterrupted(None) from None
-    return combine(models, classes, problems[0], run["solver"], run["tol"])
+    return combine(models, classes, problems[0], models[0].solver, run["tol"])
 
 
 def combine(models, classes, problem, solver, tol):

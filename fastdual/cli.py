@@ -254,7 +254,7 @@ def build_parser():
     tr.add_argument("-C", dest="find_C", action="store_true",
                     help="find the C of best cross-validation accuracy over 2^-10 .. 2^10 "
                          "(warm-started; n folds from -v, default 5)")
-    tr.add_argument("--solver", default="sdca", help="fastdual's solver (default sdca)")
+    tr.add_argument("--solver", default="auto", help="fastdual's solver (default auto: chosen by the problem)")
     tr.add_argument("--loss", default=None, help="fastdual's loss, instead of -s's")
     tr.add_argument("--alpha", type=float, default=None, help="alpha instead of C")
     tr.add_argument("--l1-ratio", type=float, default=None)

@@ -23,7 +23,7 @@ def regularization_path(X, y, Cs, **options):
     if "alpha" in options or "C" in options or "warm_start" in options:
         raise ValueError("regularization_path sets C and warm_start itself")
     models, previous = [], None
-    warm = options.get("solver", "sdca") in ("sdca", "spdc")
+    warm = options.get("solver", "auto") != "rda"   # every other solver starts from duals
     for C in Cs:
         previous = train(X, y, C=C, warm_start=previous if warm else None, **options)
         models.append(previous)

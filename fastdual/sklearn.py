@@ -84,7 +84,7 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
 
     loss: "smooth_hinge" (default), "hinge", "squared_hinge" or "logistic"; C (default 1,
     LIBLINEAR's) or alpha; l1_ratio; fit_intercept, intercept_scaling, regularize_intercept;
-    solver ("sdca", "spdc", "rda", "newton") and solver_options (a dict of the solver's
+    solver ("auto", "sdca", "spdc", "rda", "newton") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;
     tol (relative duality gap); max_iter (passes); random_state; warm_start; verbose.
     Fitted: coef_ (1, d) for two classes as scikit-learn's linear classifiers have it, (k, d)
@@ -94,7 +94,7 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
 
     def __init__(self, loss="smooth_hinge", *, C=1.0, alpha=None, l1_ratio=0.0,
                  fit_intercept=True, intercept_scaling=1.0, regularize_intercept=True,
-                 solver="sdca", multiclass=None, class_weight=None, tol=1e-4, max_iter=1000,
+                 solver="auto", multiclass=None, class_weight=None, tol=1e-4, max_iter=1000,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None,
                  solver_options=None):
         self.loss = loss
@@ -166,7 +166,7 @@ class LinearRegressor(RegressorMixin, _LinearModel):
 
     def __init__(self, loss="squared", *, C=1.0, alpha=None, l1_ratio=0.0, epsilon=0.1,
                  fit_intercept=True, intercept_scaling=1.0, regularize_intercept=True,
-                 solver="sdca", tol=1e-4, max_iter=1000, random_state=None, warm_start=False,
+                 solver="auto", tol=1e-4, max_iter=1000, random_state=None, warm_start=False,
                  verbose=0, solver_options=None):
         self.loss = loss
         self.C = C

@@ -114,7 +114,8 @@ def test_acceleration_is_never_worse_than_plain_sdca_for_the_same_passes(loss, a
     against 2E plain ones once past the first outer steps. While neither has a relative gap
     below 0.99 (no usable model yet) acceleration may trail slightly (docs/solvers/sdca.md)."""
     X, y = problem_for(loss, n=300, d=20, seed=seed, sparse=True)
-    common = dict(loss=loss, alpha=alpha, tol=0.0, random_state=seed, check_every=10**6)
+    common = dict(loss=loss, alpha=alpha, tol=0.0, random_state=seed, check_every=10**6,
+                  solver="sdca")
     for epochs, plain_epochs in ((10, 10), (20, 20), (60, 60), (40, 80), (60, 120)):
         plain = fastdual.train(X, y, max_epochs=plain_epochs, **common)
         accelerated = fastdual.train(X, y, max_epochs=epochs, acceleration=True, **common)
@@ -125,7 +126,7 @@ def test_acceleration_is_never_worse_than_plain_sdca_for_the_same_passes(loss, a
 
 def test_large_alpha_runs_plain_sdca_bit_for_bit():
     X, y = problem_for("logistic", n=100, d=5, seed=4)
-    common = dict(loss="logistic", alpha=1.0, tol=1e-8, random_state=0)
+    common = dict(loss="logistic", alpha=1.0, tol=1e-8, random_state=0, solver="sdca")
     plain, accelerated = fastdual.train(X, y, **common), fastdual.train(X, y, acceleration=True,
                                                                          **common)
     assert np.array_equal(plain.coef_, accelerated.coef_) and plain.gap_ == accelerated.gap_

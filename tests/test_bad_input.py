@@ -143,7 +143,7 @@ CASES = [
     ("intercept-scaling-huge", train(X, Y, intercept_scaling=1e300), ValueError,
      r"intercept_scaling=1e\+300 .* squared row norms overflow"),
     # free intercept and RDA's variants: combinations that cannot work, refused by name
-    ("free-intercept-sdca", train(X, Y, regularize_intercept=False), ValueError,
+    ("free-intercept-sdca", train(X, Y, regularize_intercept=False, solver="sdca"), ValueError,
      r"^solver='sdca' cannot fit a free intercept \(regularize_intercept=False\); use one of "
      r"\['newton', 'rda'\]"),
     ("free-intercept-not-bool", train(X, Y, regularize_intercept="no"), TypeError,

@@ -44,14 +44,14 @@ def test_weak_duality_for_random_points(loss, seed, l1_ratio, log_alpha, sparse,
        l1_ratio=st.sampled_from([0.0, 0.5]), sparse=st.booleans())
 def test_sdca_dual_never_decreases_and_the_final_gap_is_within_tol(loss, seed, l1_ratio, sparse):
     X, y = problem_for(loss, n=40, d=5, seed=seed, sparse=sparse)
-    model = fastdual.train(X, y, loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=0.0, max_epochs=12,
+    model = fastdual.train(X, y, solver="sdca", loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=0.0, max_epochs=12,
                            random_state=seed, check_every=1)
     duals = np.array([h["dual"] for h in model.history_])
     scale = max(1.0, abs(duals[-1]))
     assert np.all(np.diff(duals) >= -1e-12 * scale)
     gaps = np.array([h["gap"] for h in model.history_])
     assert np.all(gaps >= -1e-12 * scale)
-    model = fastdual.train(X, y, loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=1e-3,
+    model = fastdual.train(X, y, solver="sdca", loss=loss, alpha=0.05, l1_ratio=l1_ratio, tol=1e-3,
                            max_epochs=20_000, random_state=seed)
     assert model.converged_
     assert 0 <= model.gap_ <= 1e-3 * abs(model.primal_) + 1e-15

@@ -20,8 +20,8 @@ def test_sparse_equals_dense(loss, l1_ratio):
     # Few epochs: once the gap reaches rounding level the dual objective is flat to eps and
     # alpha is only determined to sqrt(eps), so iterates are compared before that.
     kwargs = dict(loss=loss, alpha=0.03, l1_ratio=l1_ratio, tol=0.0, max_epochs=6, random_state=4)
-    m_sparse = fastdual.train(X, y, **kwargs)
-    m_dense = fastdual.train(X.toarray(), y, **kwargs)
+    m_sparse = fastdual.train(X, y, solver="sdca", **kwargs)
+    m_dense = fastdual.train(X.toarray(), y, solver="sdca", **kwargs)
     # Same seed, same steps: only the summation order of dot products differs.
     np.testing.assert_allclose(m_sparse.coef_, m_dense.coef_, rtol=1e-9, atol=1e-11)
     np.testing.assert_allclose(m_sparse.dual_coef_, m_dense.dual_coef_, rtol=1e-9, atol=1e-11)
@@ -87,9 +87,9 @@ def test_intercept_equals_an_explicit_constant_column():
 
 def test_same_seed_same_model_bit_for_bit():
     X, y = binary_problem(n=50, d=4, seed=8, sparse=True)
-    first = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=123)
-    second = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=123)
-    other = fastdual.train(X, y, tol=0.0, max_epochs=7, random_state=124)
+    first = fastdual.train(X, y, solver="sdca", tol=0.0, max_epochs=7, random_state=123)
+    second = fastdual.train(X, y, solver="sdca", tol=0.0, max_epochs=7, random_state=123)
+    other = fastdual.train(X, y, solver="sdca", tol=0.0, max_epochs=7, random_state=124)
     assert np.array_equal(first.coef_, second.coef_)
     assert not np.array_equal(first.coef_, other.coef_)
 
@@ -116,14 +116,14 @@ def test_averaging_checks_at_powers_of_two():
 
 def test_warm_start_from_a_converged_model_needs_one_epoch():
     X, y = binary_problem(n=80, d=5, seed=13)
-    cold = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=0,
+    cold = fastdual.train(X, y, solver="sdca", loss="logistic", alpha=0.01, tol=1e-8, random_state=0,
                           check_every=1)
-    warm = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
+    warm = fastdual.train(X, y, solver="sdca", loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
                           warm_start=cold, check_every=1)
     assert cold.n_epochs_ > 5 and warm.n_epochs_ == 1
     # From a model without usable duals (other rows), the duals come from its margins.
-    partial = fastdual.train(X[:60], y[:60], loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
-    warm2 = fastdual.train(X, y, loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
+    partial = fastdual.train(X[:60], y[:60], solver="sdca", loss="logistic", alpha=0.01, tol=1e-8, random_state=0)
+    warm2 = fastdual.train(X, y, solver="sdca", loss="logistic", alpha=0.01, tol=1e-8, random_state=1,
                            warm_start=partial, check_every=1)
     assert warm2.converged_
     assert warm2.history_[0]["gap"] < cold.history_[0]["gap"]
@@ -249,16 +249,16 @@ def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
 
 def test_check_every():
     X, y = binary_problem(n=60, d=4, seed=21)
-    model = fastdual.train(X, y, tol=0.0, max_epochs=10, check_every=3, random_state=0)
+    model = fastdual.train(X, y, solver="sdca", tol=0.0, max_epochs=10, check_every=3, random_state=0)
     assert [h["epoch"] for h in model.history_] == [3, 6, 9, 10]
-    model = fastdual.train(X, y, tol=0.0, max_epochs=10, check_every="auto", random_state=0)
+    model = fastdual.train(X, y, solver="sdca", tol=0.0, max_epochs=10, check_every="auto", random_state=0)
     assert [h["epoch"] for h in model.history_] == [10]
-    every = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0, check_every=1)
-    auto = fastdual.train(X, y, loss="hinge", alpha=1e-3, tol=1e-6, random_state=0,
+    every = fastdual.train(X, y, solver="sdca", loss="hinge", alpha=1e-3, tol=1e-6, random_state=0, check_every=1)
+    auto = fastdual.train(X, y, solver="sdca", loss="hinge", alpha=1e-3, tol=1e-6, random_state=0,
                           check_every="auto")
     assert auto.converged_ and auto.relative_gap_ <= 1e-6
     assert len(auto.history_) < len(every.history_)
     assert auto.n_epochs_ >= every.n_epochs_
     for bad in (0, -2, 1.5, "sometimes", True):
         with pytest.raises(ValueError, match="check_every must be a positive integer or 'auto'"):
-            fastdual.train(X, y, check_every=bad)
+            fastdual.train(X, y, solver="sdca", check_every=bad)

@@ -88,8 +88,12 @@ def test_strengths_and_parameters(data):
     with pytest.raises(ValueError, match="epsilon must be >= 0"):
         fastdual.train(X, np.linspace(0, 1, 30), loss="epsilon_insensitive", epsilon=-0.1)
     with pytest.raises(ValueError, match=r"unknown argument\(s\) \['gamma'\]: solver='sdca' has "
-                                         r"the options \['output', 'sampling', 'sdca_option', "
-                                         r"'shrinking'\], and loss='hinge' has the parameters none"):
+                                         r"the options \['acceleration', 'output', 'sampling', "
+                                         r"'sdca_option', 'shrinking'\], and loss='hinge' has the "
+                                         r"parameters none"):
+        fastdual.train(X, y, loss="hinge", gamma=2.0, solver="sdca")
+    with pytest.raises(ValueError, match=r"unknown argument\(s\) \['gamma'\]: solver='auto' has "
+                                         r"the options \['acceleration', 'batch_size', .*'variant'\]"):
         fastdual.train(X, y, loss="hinge", gamma=2.0)
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         fastdual.train(X, y, sample_weight=-np.ones(30))
@@ -179,7 +183,7 @@ def test_huge_values(data):
     # Large but representable values: the logistic loss and its step must not overflow.
     with pytest.warns(fastdual.ConvergenceWarning):     # 50 epochs are not enough here
         model = fastdual.train(X * 1e3, y, loss="logistic", alpha=1e-3, max_epochs=50,
-                               random_state=0, tol=1e-3)
+                               random_state=0, tol=1e-3, solver="sdca")
     assert np.isfinite(model.coef_).all() and np.isfinite(model.gap_) and model.gap_ >= 0
 
 

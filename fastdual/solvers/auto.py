@@ -1,0 +1,71 @@
+"""solver="auto" (the default): the solver, and for SDCA whether to accelerate, from the
+problem's shape, loss, penalty and conditioning. The rules, in order (docs/solvers/auto.md has
+the measurements behind them):
+
+  1. a free intercept (regularize_intercept=False): "newton" for a smooth loss with the l2
+     penalty, else "rda" (the solvers that fit one);
+  2. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
+  3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but for very wide data
+     (d > WIDE n, text) only from kappa >= WIDE_NEWTON_KAPPA, "sdca" below (its shrinking and
+     its O(nnz) epochs beat a Hessian-vector product per CG step there);
+  4. a smooth loss, elastic net (l2 > 0), kappa >= ACCELERATE_KAPPA: "sdca" with
+     acceleration=True;
+  5. otherwise "sdca".
+
+kappa = R^2 / (gamma l2 n) is SDCA's condition number: R^2 the largest c_i ||x_i||^2 (with the
+intercept feature), the loss 1/gamma-smooth, n the number of rows; plain SDCA needs about
+kappa epochs per digit of the gap, Newton a few Hessian-vector products per digit whatever
+kappa. Solver options given with solver="auto" restrict the choice to the solvers that take
+them all (e.g. acceleration=True means "sdca"); an explicit solver= always wins.
+"""
+import numpy as np
+
+NEWTON_KAPPA = 5.0
+WIDE = 2.0
+WIDE_NEWTON_KAPPA = 1000.0
+ACCELERATE_KAPPA = 10.0
+NON_SMOOTH = ("hinge", "absolute", "epsilon_insensitive")
+
+
+def condition_number(problem):
+    """kappa = R^2 / (gamma l2 n), inf without an l2 term or for a non-smooth loss."""
+    gamma = problem.loss.gamma
+    if problem.l2 == 0.0 or gamma == 0.0:
+        return np.inf
+    radius2 = float(np.max(problem.sample_weight * problem.squared_norms(), initial=0.0))
+    return radius2 / (gamma * problem.l2 * problem.n_samples)
+
+
+def rule(problem):
+    """(solver name, the options the rule sets, the rule's number) for the problem."""
+    smooth = problem.loss_name not in NON_SMOOTH
+    if problem.free_intercept:
+        if smooth and problem.l1 == 0.0:
+            return "newton", {}, 1
+        return "rda", {}, 1
+    if not smooth:
+        return "sdca", {}, 2
+    kappa = condition_number(problem)
+    wide = problem.n_features > WIDE * problem.n_samples
+    if problem.l1 == 0.0 and kappa >= (WIDE_NEWTON_KAPPA if wide else NEWTON_KAPPA):
+        return "newton", {}, 3
+    if problem.l1 > 0.0 and problem.l2 > 0.0 and kappa >= ACCELERATE_KAPPA:
+        return "sdca", {"acceleration": True}, 4
+    return "sdca", {}, 5
+
+
+def choose(problem, options, solvers):
+    """(solver name, options) for solver="auto": the rule's choice when it takes the options
+    given, else the first of sdca, newton, spdc, rda that takes them all and the problem."""
+    name, chosen, _ = rule(problem)
+    if set(options) <= set(solvers[name].options):
+        return name, {**chosen, **options}
+    for name in ("sdca", "newton", "spdc", "rda"):
+        driver = solvers[name]
+        if (set(options) <= set(driver.options) and problem.loss_name in driver.losses
+                and (problem.l2 > 0.0 or driver.pure_l1)
+                and (not problem.free_intercept or driver.free_intercept)
+                and (problem.l1 == 0.0 or name != "newton")):
+            return name, options
+    raise ValueError(f"solver='auto': no solver takes the options {sorted(options)} for this "
+                     f"problem; name one with solver=")

@@ -1,0 +1,110 @@
+"""solver="auto" (the default): each documented rule picks its solver, the model records the
+solver that ran, an explicit solver or solver options win, and the certificate is that of the
+returned model."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+from conftest import problem_for
+from fastdual._problem import build_problem
+from fastdual.solvers import auto
+
+
+def problem(X, y, loss, alpha, l1_ratio=0.0, regularize_intercept=True):
+    return build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=l1_ratio,
+                         fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                         loss_params={}, regularize_intercept=regularize_intercept)
+
+
+def test_the_condition_number_is_r2_over_gamma_l2_n():
+    X, y = problem_for("logistic", n=50, d=4, seed=0)
+    p = problem(X, y, "logistic", 1e-3, l1_ratio=0.5)
+    r2 = np.max(np.sum(X ** 2, axis=1) + 1.0)                  # the intercept feature's 1
+    assert auto.condition_number(p) == pytest.approx(r2 / (4.0 * 0.5e-3 * 50), rel=1e-12)
+    assert auto.condition_number(problem(X, y, "hinge", 1e-3)) == np.inf
+
+
+def alpha_for(kappa, X, loss_gamma):
+    """The alpha at which an l2 problem on X has the given condition number."""
+    r2 = np.max(np.asarray((X.multiply(X) if sp.issparse(X) else X ** 2).sum(axis=1))) + 1.0
+    return r2 / (loss_gamma * kappa * X.shape[0])
+
+
+CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice, rule)
+    ("logistic", 2.0, 0.0, False, False, ("sdca", {}), 5),
+    ("logistic", 50.0, 0.0, False, False, ("newton", {}), 3),
+    ("squared", 50.0, 0.0, False, False, ("newton", {}), 3),
+    ("smooth_hinge", 50.0, 0.0, False, True, ("sdca", {}), 5),
+    ("smooth_hinge", 5000.0, 0.0, False, True, ("newton", {}), 3),
+    ("hinge", 50.0, 0.0, False, False, ("sdca", {}), 2),
+    ("epsilon_insensitive", 50.0, 0.0, False, False, ("sdca", {}), 2),
+    ("logistic", 50.0, 0.5, False, False, ("sdca", {"acceleration": True}), 4),
+    ("logistic", 2.0, 0.5, False, False, ("sdca", {}), 5),
+    ("logistic", 50.0, 1.0, False, False, ("sdca", {}), 5),
+    ("logistic", 50.0, 0.0, True, False, ("newton", {}), 1),
+    ("hinge", 50.0, 0.0, True, False, ("rda", {}), 1),
+    ("logistic", 50.0, 0.5, True, False, ("rda", {}), 1),
+]
+
+
+@pytest.mark.parametrize("loss,kappa,l1_ratio,free,wide,choice,number", CASES)
+def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, number):
+    n, d = (40, 120) if wide else (120, 6)
+    X, y = problem_for(loss, n=n, d=d, seed=1)
+    gamma = {"logistic": 4.0, "squared": 1.0, "smooth_hinge": 1.0}.get(loss, 1.0)
+    alpha = alpha_for(kappa, X, gamma) / (1.0 - l1_ratio if l1_ratio < 1 else 1.0)
+    p = problem(X, y, loss, alpha, l1_ratio, regularize_intercept=not free)
+    assert auto.rule(p) == (*choice, number)
+    model = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, max_epochs=3,
+                           regularize_intercept=not free, random_state=0, tol=0.0)
+    assert model.solver == choice[0]
+    named = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, max_epochs=3,
+                           regularize_intercept=not free, random_state=0, tol=0.0,
+                           solver=choice[0], **choice[1])
+    # The choice is applied as documented: the same bits as naming it.
+    assert np.array_equal(model.coef_, named.coef_) and model.gap_ == named.gap_
+
+
+def test_an_explicit_solver_or_options_win():
+    X, y = problem_for("logistic", n=120, d=6, seed=2)
+    alpha = alpha_for(50.0, X, 4.0)                        # the Newton rule's regime
+    assert fastdual.train(X, y, loss="logistic", alpha=alpha, solver="spdc",
+                          max_epochs=2).solver == "spdc"
+    assert fastdual.train(X, y, loss="logistic", alpha=alpha, acceleration=True,
+                          max_epochs=2).solver == "sdca"
+    assert fastdual.train(X, y, loss="logistic", alpha=alpha, max_cg=3,
+                          max_epochs=2).solver == "newton"
+    assert fastdual.train(X, y, loss="logistic", alpha=alpha, batch_size=2,
+                          max_epochs=2).solver == "spdc"
+    with pytest.raises(ValueError, match="no solver takes the options"):
+        fastdual.train(X, y, loss="logistic", alpha=alpha, batch_size=2, max_cg=3)
+
+
+def test_auto_models_are_certified_and_reach_the_optimum():
+    """Whatever auto picks, the certificate is the shared one of the returned model, and the
+    objective matches a solver named explicitly to tight tolerance."""
+    for loss, kappa in (("logistic", 2.0), ("logistic", 50.0), ("hinge", 50.0)):
+        X, y = problem_for(loss, n=120, d=6, seed=3)
+        alpha = alpha_for(kappa, X, 4.0 if loss == "logistic" else 1.0)
+        model = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-9, max_epochs=100_000)
+        cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss,
+                                    alpha=alpha, dual_coef=model.dual_coef_)
+        assert cert.gap == model.gap_ and model.converged_
+        reference = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-10, solver="sdca",
+                                   max_epochs=100_000)
+        assert model.primal_ == pytest.approx(reference.primal_, rel=1e-8)
+
+
+def test_multiclass_and_the_estimators_use_auto():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((150, 3)) + np.repeat(np.eye(3) * 3, 50, axis=0)
+    y = np.repeat([0, 1, 2], 50)
+    joint = fastdual.train(X, y, loss="logistic", alpha=1e-2)
+    assert joint.multiclass == "multinomial" and joint.solver == "sdca"
+    alpha = alpha_for(50.0, X, 1.0)
+    ovr = fastdual.train(X, y, loss="squared_hinge", alpha=alpha)
+    assert ovr.multiclass == "ovr" and ovr.solver == "newton"
+    from fastdual.sklearn import LinearClassifier
+    assert LinearClassifier().solver == "auto"
+    assert LinearClassifier(loss="squared_hinge", alpha=alpha).fit(X, y).model_.solver == "newton"
