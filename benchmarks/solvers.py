@@ -91,22 +91,29 @@ FASTDUAL_LOSS = {"hinge": "hinge", "squared_hinge": "squared_hinge", "logistic":
 
 
 class FastDual(Solver):
-    """fastdual with one of its solvers: "fastdual" is SDCA, "fastdual-spdc" SPDC,
-    "fastdual-newton" the primal Newton solver (smooth losses, l2)."""
+    """fastdual with one of its solvers: "fastdual" is SDCA, "fastdual-acc" accelerated SDCA
+    (smooth losses), "fastdual-spdc" SPDC, "fastdual-newton" the primal Newton solver (smooth
+    losses, l2), "fastdual-auto" solver="auto"."""
     package = "fastdual"
     problems = tuple(FASTDUAL_LOSS)
 
-    def __init__(self, solver="sdca"):
+    def __init__(self, solver="sdca", **options):
         self.solver = solver
-        self.name = "fastdual" if solver == "sdca" else "fastdual-" + solver
-        if solver == "newton":
-            self.problems = ("squared_hinge", "logistic", "smooth_hinge", "ridge")
+        self.options = options
+        self.name = ("fastdual" if solver == "sdca" else "fastdual-" + solver) + (
+            "-acc" if options.get("acceleration") else "")
+        if solver == "newton" or options.get("acceleration"):
+            self.problems = ("squared_hinge", "logistic", "smooth_hinge", "ridge",
+                             "enet_logistic")
 
     def budgets(self):
         # A Newton iteration costs many passes and few of them are needed: every count up to
-        # 40 (the shared ladder jumps 6 -> 10 -> 16, which would overstate its time to target).
+        # 40 (the shared ladder jumps 6 -> 10 -> 16, which would overstate its time to target);
+        # auto may pick Newton, so it gets every count up to 40 and the ladder beyond.
         if self.solver == "newton":
             return list(range(1, 41))
+        if self.solver == "auto":
+            return list(range(1, 41)) + [b for b in super().budgets() if b > 40]
         return super().budgets()
 
     def available(self):
@@ -123,7 +130,8 @@ class FastDual(Solver):
     def _kwargs(self, ctx):
         p = ctx["problem"]
         kw = dict(loss=FASTDUAL_LOSS[p.name], alpha=ctx["alpha"], l1_ratio=p.l1_ratio,
-                  fit_intercept=False, solver=self.solver, random_state=0, verbose=0)
+                  fit_intercept=False, solver=self.solver, random_state=0, verbose=0,
+                  **self.options)
         if p.loss == "smooth_hinge":
             kw["gamma"] = p.gamma
         return kw
@@ -400,7 +408,8 @@ class LightningSAGA(Solver):
 
 def all_solvers():
     return [
-        FastDual(), FastDual("spdc"), FastDual("newton"),
+        FastDual(), FastDual("spdc"), FastDual("newton"), FastDual(acceleration=True),
+        FastDual("auto"),
         Liblinear("dual"), Liblinear("primal"),
         SklearnLinearSVC(), SklearnLogistic("saga"), SklearnLogistic("lbfgs"),
         SklearnRidge("sag"), SklearnRidge("saga"), SklearnRidge("sparse_cg"),

@@ -1,11 +1,12 @@
-"""The primal Newton-CG solver: its passes against NumPy, its optimum against SDCA's and
-scikit-learn's (free intercept), its certificate."""
+"""The primal Newton-CG solver: its passes against NumPy, its optimum against SDCA's,
+scikit-learn's (free intercept, elastic net) and a bounded L-BFGS (elastic net), its
+certificate."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fastdual
-from conftest import problem_for
+from conftest import np_objective, problem_for
 from fastdual._problem import build_problem
 from fastdual.solvers import _newton
 
@@ -47,7 +48,8 @@ def test_newton_reaches_sdcas_optimum(loss, alpha):
     X, y = problem_for(loss, n=150, d=8, seed=2, sparse=True)
     weights = np.random.default_rng(3).uniform(0.5, 2.0, 150)
     kwargs = dict(loss=loss, alpha=alpha, sample_weight=weights)
-    reference = fastdual.train(X, y, tol=1e-11, max_epochs=200_000, random_state=0, **kwargs)
+    reference = fastdual.train(X, y, tol=1e-11, max_epochs=200_000, random_state=0,
+                               solver="sdca", **kwargs)
     model = fastdual.train(X, y, solver="newton", tol=1e-10, max_epochs=100, **kwargs)
     assert model.converged_ and model.n_epochs_ < 60
     assert model.primal_ == pytest.approx(reference.primal_, rel=1e-6)
@@ -72,9 +74,100 @@ def test_newton_with_a_free_intercept_matches_scikit_learn():
     assert model.intercept_ == pytest.approx(ridge.intercept_, rel=1e-7)
 
 
+def split_lbfgs_reference(X, y, loss, l2, l1):
+    """min over w = u - v, u, v >= 0 of the smooth-loss elastic net, by L-BFGS-B with bounds:
+    smooth in (u, v), so an independent high-precision reference (no fastdual code)."""
+    from scipy.optimize import minimize
+    n, d = X.shape
+
+    def f(uv):
+        w = uv[:d] - uv[d:]
+        z = X @ w
+        if loss == "logistic":
+            value, dz = np.logaddexp(0, -y * z), -y / (1 + np.exp(y * z))
+        elif loss == "squared":
+            value, dz = 0.5 * (z - y) ** 2, z - y
+        elif loss == "squared_hinge":
+            m = np.maximum(0, 1 - y * z)
+            value, dz = m ** 2, -2 * y * m
+        else:  # smooth_hinge, gamma 1
+            u = y * z
+            value = np.where(u >= 1, 0.0, np.where(u <= 0, 0.5 - u, 0.5 * (1 - u) ** 2))
+            dz = -y * np.clip(1 - u, 0, 1)
+        grad_w = X.T @ dz / n + l2 * w
+        total = value.mean() + 0.5 * l2 * w @ w + l1 * uv.sum()
+        return total, np.concatenate([grad_w + l1, -grad_w + l1])
+
+    result = minimize(f, np.zeros(2 * d), jac=True, method="L-BFGS-B",
+                      bounds=[(0, None)] * (2 * d),
+                      options={"maxiter": 50_000, "ftol": 1e-16, "gtol": 1e-13})
+    return result.x[:d] - result.x[d:]
+
+
+@pytest.mark.parametrize("loss", SMOOTH)
+@pytest.mark.parametrize("alpha,l1_ratio", [(1e-2, 0.5), (1e-4, 0.3), (1e-4, 0.9)])
+def test_newton_elastic_net_matches_a_bounded_lbfgs(loss, alpha, l1_ratio):
+    X, y = problem_for(loss, n=200, d=12, seed=6)
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+    reference = split_lbfgs_reference(X, y, loss, l2, l1)
+    model = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, solver="newton",
+                           fit_intercept=False, tol=1e-11, max_epochs=200)
+    objective = dict(loss=loss, l2=l2, l1=l1)
+    p_ref = np_objective(X, y, reference, **objective)
+    p_fd = np_objective(X, y, model.coef_, **objective)
+    assert model.converged_ and model.n_epochs_ < 100
+    assert p_fd == pytest.approx(p_ref, rel=1e-7)
+    assert p_fd <= p_ref + model.gap_ + 1e-13          # the certificate holds against it
+    np.testing.assert_array_equal(model.coef_ == 0, np.abs(reference) < 1e-7)
+
+
+@pytest.mark.parametrize("l1_ratio", [0.3, 0.8])
+def test_newton_elastic_net_matches_scikit_learn(l1_ratio):
+    from sklearn.linear_model import ElasticNet
+    X, y = problem_for("squared", n=150, d=10, seed=8, sparse=True)
+    alpha = 1e-3
+    ref = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False, tol=1e-14,
+                     max_iter=200_000).fit(X, y)
+    model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio,
+                           solver="newton", fit_intercept=False, tol=1e-12, max_epochs=200)
+    objective = dict(loss="squared", l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio)
+    assert np_objective(X, y, model.coef_, **objective) == pytest.approx(
+        np_objective(X, y, ref.coef_, **objective), rel=1e-9)
+    np.testing.assert_array_equal(model.coef_ == 0, ref.coef_ == 0)
+
+
+def test_newton_elastic_net_with_a_free_intercept_matches_a_bounded_lbfgs():
+    """A free intercept under the elastic net: the optimum of a bounded L-BFGS on [X, 1] with
+    the intercept column neither penalised nor split."""
+    X, y = problem_for("logistic", n=200, d=6, seed=9)
+    X = X + 1.5
+    kwargs = dict(loss="logistic", alpha=1e-3, l1_ratio=0.5, regularize_intercept=False)
+    model = fastdual.train(X, y, solver="newton", tol=1e-11, max_epochs=200, **kwargs)
+    assert model.converged_ and model.intercept_mode == "free"
+    # Independent: the bounded L-BFGS on [X, 1] with the intercept column unpenalised.
+    from scipy.optimize import minimize
+    A = np.hstack([X, np.ones((200, 1))])
+    l2, l1, d = 1e-3 * 0.5, 1e-3 * 0.5, 6
+
+    def f(p):
+        w = np.append(p[:d] - p[d:2 * d], p[2 * d])
+        z = A @ w
+        dz = -y / (1 + np.exp(y * z))
+        g = A.T @ dz / 200
+        g[:d] += l2 * w[:d]
+        value = np.logaddexp(0, -y * z).mean() + 0.5 * l2 * w[:d] @ w[:d] + l1 * p[:2 * d].sum()
+        return value, np.concatenate([g[:d] + l1, -g[:d] + l1, g[d:]])
+
+    res = minimize(f, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B",
+                   bounds=[(0, None)] * (2 * d) + [(None, None)],
+                   options={"maxiter": 50_000, "ftol": 1e-16, "gtol": 1e-13})
+    assert model.primal_ == pytest.approx(res.fun, rel=1e-7)
+    assert model.primal_ <= res.fun + model.gap_ + 1e-13
+
+
 def test_newton_refuses_what_it_cannot_do():
     X, y = problem_for("logistic", n=40, d=3, seed=0)
-    with pytest.raises(ValueError, match=r"trains the l2 penalty only"):
-        fastdual.train(X, y, loss="logistic", solver="newton", l1_ratio=0.5)
+    with pytest.raises(ValueError, match=r"solver='newton' needs an l2 term"):
+        fastdual.train(X, y, loss="logistic", solver="newton", l1_ratio=1.0)
     with pytest.raises(ValueError, match=r"solver='newton' does not support loss='hinge'"):
         fastdual.train(X, y, loss="hinge", solver="newton")

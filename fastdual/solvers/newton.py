@@ -1,6 +1,6 @@
 """A primal second-order solver: truncated Newton (conjugate gradient on Hessian-vector
-products over the rows, Armijo line search) for the smooth losses with an l2 penalty
-(docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton iteration (a few
+products over the rows, Armijo line search) for the smooth losses with the l2 penalty or the
+elastic net (orthant-wise steps; docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton iteration (a few
 passes over the data: the margins, the gradient, one pass per CG iteration, the line search's
 direction); the certificate is the shared one, with the duals of the iterate's margins.
 """
@@ -8,6 +8,7 @@ import numpy as np
 
 from fastdual._loop import Option
 from fastdual.solvers import _newton
+from fastdual.solvers.common import soft_threshold
 
 ARMIJO = 1e-4
 
@@ -23,9 +24,6 @@ class Newton:
     }
 
     def __init__(self, problem, options, seed, initial_duals=None):
-        if problem.l1 > 0.0:
-            raise ValueError("solver='newton' trains the l2 penalty only (l1_ratio=0); for the "
-                             "elastic net and l1 use solver='sdca', 'spdc' or 'rda'")
         self.problem = problem
         self.max_cg = options["max_cg"]
         n, d = problem.n_samples, problem.n_features
@@ -33,9 +31,12 @@ class Newton:
         self.penalised = np.ones(d + 1)
         if problem.free_intercept:
             self.penalised[d] = 0.0
+        self.l1_weights = problem.l1 * self.penalised
         self.w = np.zeros(d + 1)
-        if initial_duals is not None:       # w(duals) = v(duals) (l1 = 0), by the certificate
-            problem.primal_dual(np.zeros(d + 1), initial_duals, v_out=self.w)
+        if initial_duals is not None:       # w(duals) = grad g*(v(duals)), by the certificate
+            v = np.empty(d + 1)
+            problem.primal_dual(np.zeros(d + 1), initial_duals, v_out=v)
+            self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         self.z = np.empty(n)
         self.slope = np.empty(n)
         self.curve = np.empty(n)
@@ -55,6 +56,11 @@ class Newton:
                                problem.bias, self.curve, v, self.buffer)
         return self.buffer / problem.n_samples + problem.l2 * self.penalised * v
 
+    def _penalty(self, w):
+        pen = self.penalised
+        return (0.5 * self.problem.l2 * float(np.sum(pen * w * w))
+                + float(self.l1_weights @ np.abs(w)))
+
     def epoch(self):
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
@@ -62,15 +68,28 @@ class Newton:
         w, pen = self.w, self.penalised
         self._margins(w, self.z)
         data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
-        value = data_term / n + 0.5 * l2 * float(np.sum(pen * w * w))
+        value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
         _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.slope, gradient)
         gradient = gradient / n + l2 * pen * w
+        # The elastic net (docs/math.md Sec. 4f): the orthant-wise Newton step. The pseudo-
+        # gradient is the minimum-norm subgradient; the free coordinates are the nonzero ones
+        # and the zeros that it moves; the step stays in the orthant of w (a zero's orthant is
+        # the sign opposite its pseudo-gradient), where l1 ||w||_1 is linear.
+        free, orthant = None, None
+        if problem.l1 > 0.0:
+            lam = self.l1_weights
+            gradient = np.where(w > 0, gradient + lam, np.where(
+                w < 0, gradient - lam, np.where(gradient + lam < 0, gradient + lam, np.where(
+                    gradient - lam > 0, gradient - lam, 0.0))))
+            orthant = np.where(w != 0, np.sign(w), -np.sign(gradient))
+            free = orthant != 0
         norm = float(np.linalg.norm(gradient))
         if not norm > 0.0:
             return
-        # Conjugate gradient on H s = -g to the forcing tolerance min(0.5, sqrt||g||) ||g||.
+        # Conjugate gradient on H s = -g (over the free coordinates) to the forcing tolerance
+        # min(0.5, sqrt||g||) ||g||.
         forcing = min(0.5, np.sqrt(norm)) * norm
         step = np.zeros_like(w)
         residual = -gradient
@@ -78,6 +97,8 @@ class Newton:
         rr = float(residual @ residual)
         for _ in range(self.max_cg):
             hd = self._hessian_times(direction)
+            if free is not None:
+                hd[~free] = 0.0
             curvature = float(direction @ hd)
             if not curvature > 0.0:          # flat or not convex along it: stop here
                 if not np.any(step):
@@ -91,7 +112,6 @@ class Newton:
                 break
             direction = residual + (rr_next / rr) * direction
             rr = rr_next
-        # Armijo backtracking along the step, the margins of the step computed once.
         slope = float(gradient @ step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
@@ -99,9 +119,19 @@ class Newton:
         t = 1.0
         for _ in range(60):
             trial = w + t * step
-            trial_value = (_newton.loss_sum(y, c, self.z, self.dz, t, loss) / n
-                           + 0.5 * l2 * float(np.sum(pen * trial * trial)))
-            if trial_value <= value + ARMIJO * t * slope:
+            if orthant is None:
+                data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
+            else:
+                crossed = trial * orthant < 0     # projected back onto the orthant's face
+                if np.any(crossed):
+                    trial[crossed] = 0.0
+                    trial_z = np.empty(n)
+                    self._margins(trial, trial_z)
+                    data_sum = _newton.loss_sum(y, c, trial_z, trial_z, 0.0, loss)
+                else:
+                    data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
+            trial_value = data_sum / n + self._penalty(trial)
+            if trial_value <= value + ARMIJO * float(gradient @ (trial - w)):
                 self.w = trial
                 return
             t *= 0.5
