@@ -150,6 +150,9 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
     driver_class = get_solver(solver, problem)
     driver = driver_class(problem, solver_options(driver_class, options), seed,
                           _initial_duals(problem, warm_start))
+    if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
+        driver.start_from(np.append(warm_start.coef_, warm_start.intercept_ / problem.bias
+                                    if problem.bias else 0.0))
     result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
                        verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended

@@ -4,7 +4,8 @@ callbacks, the convergence warning, best-so-far and Ctrl-C.
 A solver is a *driver* (fastdual.solvers): it runs one pass over the data in its kernel
 (`epoch()`) and says where it stands (`point()`: its w with the intercept feature last, and its
 duals, or None for a solver that keeps none, in which case the duals are built from the margins).
-Optional hooks: `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
+Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
+coefficients, called after construction), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
 option's windows; None to leave it to the schedule) and `after_check(checkpoint)` (e.g. SDCA's
 pure-l1 continuation). Everything else happens here, once, for every solver.
 

@@ -45,6 +45,11 @@ class Newton:
 
     helper_l2 = 0.0
 
+    def start_from(self, w):
+        """A warm start from a model's coefficients (intercept feature last): a primal solver
+        starts better from the model's w than from w(duals) of another alpha."""
+        self.w = np.array(w, dtype=np.float64)
+
     def _margins(self, w, out):
         problem = self.problem
         _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
