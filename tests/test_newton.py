@@ -40,6 +40,9 @@ def test_the_passes_match_numpy(loss, sparse):
     np.testing.assert_allclose(out, A.T @ (curve * (A @ v)), rtol=1e-12, atol=1e-12)
     _newton.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
     np.testing.assert_allclose(out, A.T @ slope, rtol=1e-12, atol=1e-12)
+    _newton.hessian_diagonal(*problem.X.kernel_args, 60, 5, 2.0, curve, out)
+    np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
+                               atol=1e-12)
 
 
 @pytest.mark.parametrize("loss", SMOOTH)

@@ -76,6 +76,20 @@ cdef inline void row_axpy(const floating* data, const int* indices, Py_ssize_t s
             v[k] += scale * x[k]
 
 
+cdef inline void row_square_axpy(const floating* data, const int* indices, Py_ssize_t start,
+                                 Py_ssize_t end, double scale, double* v) noexcept nogil:
+    """v += scale * x_i^2 (entrywise) over the stored part of row i: diag(X^T D X)."""
+    cdef Py_ssize_t k
+    cdef const floating* x
+    if indices != NULL:
+        for k in range(start, end):
+            v[indices[k]] += scale * data[k] * data[k]
+    else:
+        x = data + start
+        for k in range(end - start):
+            v[k] += scale * x[k] * x[k]
+
+
 cdef inline double soft_threshold(double x, double kappa) noexcept nogil:
     """argmin_w 1/2 (w - x)^2 + kappa |w|, the gradient of g* for the elastic net.
 

@@ -11,6 +11,7 @@ from fastdual.solvers import _newton
 from fastdual.solvers.common import soft_threshold
 
 ARMIJO = 1e-4
+PRECONDITIONER_MIX = 0.1
 
 
 class Newton:
@@ -93,13 +94,21 @@ class Newton:
         norm = float(np.linalg.norm(gradient))
         if not norm > 0.0:
             return
-        # Conjugate gradient on H s = -g (over the free coordinates) to the forcing tolerance
-        # min(0.5, sqrt||g||) ||g||.
+        # Preconditioned conjugate gradient on H s = -g (over the free coordinates) to the
+        # forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is LIBLINEAR's mix of
+        # the identity and the Jacobi diagonal, (1 - PRECONDITIONER_MIX) l2 + PRECONDITIONER_MIX
+        # diag(H) (docs/math.md Sec. 4f).
+        _newton.hessian_diagonal(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+                                 self.curve, self.buffer)
+        precond = ((1.0 - PRECONDITIONER_MIX) * l2 * pen
+                   + PRECONDITIONER_MIX * (self.buffer / n + l2 * pen))
+        precond[~(precond > 0.0)] = 1.0     # a free intercept's column of zero curvature
         forcing = min(0.5, np.sqrt(norm)) * norm
         step = np.zeros_like(w)
         residual = -gradient
-        direction = residual.copy()
-        rr = float(residual @ residual)
+        z = residual / precond
+        direction = z.copy()
+        rz = float(residual @ z)
         for _ in range(self.max_cg):
             hd = self._hessian_times(direction)
             if free is not None:
@@ -109,14 +118,15 @@ class Newton:
                 if not np.any(step):
                     step = residual.copy()   # (no progress yet: steepest descent)
                 break
-            alpha = rr / curvature
+            alpha = rz / curvature
             step += alpha * direction
             residual -= alpha * hd
-            rr_next = float(residual @ residual)
-            if np.sqrt(rr_next) <= forcing:
+            if np.linalg.norm(residual) <= forcing:
                 break
-            direction = residual + (rr_next / rr) * direction
-            rr = rr_next
+            z = residual / precond
+            rz_next = float(residual @ z)
+            direction = z + (rz_next / rz) * direction
+            rz = rz_next
         slope = float(gradient @ step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
