@@ -29,7 +29,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     (LIBLINEAR's convention; C = 1 when neither is given). With fit_intercept, b is LIBLINEAR's -B:
     the weight of a constant feature of value intercept_scaling, regularised like the others;
     regularize_intercept=False leaves it out of the penalty (a free intercept, as scikit-learn's
-    LogisticRegression and SVC have it), for the solvers that support it ("rda"); its
+    LogisticRegression and SVC have it), for the solvers that support it ("sdca" with the l2
+    penalty, "newton", "rda"); its
     certificate projects the duals onto the constraint sum_i c_i alpha_i = 0 that the free
     intercept adds to the dual (docs/math.md).
 

@@ -33,7 +33,7 @@ OPTION_VALUES = {
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
 REFUSALS = (r"takes batch_size=1|needs sampling='weighted'|rho is the parameter|takes no rda_gamma|"
-            r"needs an l2 term|needs a smooth loss|cannot be combined with output='average'|outputs its own|lipschitz is the parameter|trains the l2 penalty only|no proximal term for a free")
+            r"needs an l2 term|needs a smooth loss|with the l2 penalty only|takes neither output|cannot be combined with output='average'|outputs its own|lipschitz is the parameter|trains the l2 penalty only|no proximal term for a free")
 
 
 def test_the_matrix_covers_every_declared_option():

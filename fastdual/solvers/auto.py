@@ -2,8 +2,9 @@
 problem's shape, loss, penalty and conditioning. The rules, in order (docs/solvers/auto.md has
 the measurements behind them):
 
-  1. a free intercept (regularize_intercept=False): "newton" for a smooth loss with the l2
-     penalty, else "rda" (the solvers that fit one);
+  1. a free intercept (regularize_intercept=False) with an l1 term: "newton" for a smooth loss
+     with l2 > 0, else "rda" (SDCA fits a free intercept with the l2 penalty only; with it,
+     the rules below apply as they are);
   2. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
   3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but for very wide data
      (d > WIDE n, text) only from kappa >= WIDE_NEWTON_KAPPA, "sdca" below (its shrinking and
@@ -39,8 +40,8 @@ def condition_number(problem):
 def rule(problem):
     """(solver name, the options the rule sets, the rule's number) for the problem."""
     smooth = problem.loss_name not in NON_SMOOTH
-    if problem.free_intercept:
-        if smooth and problem.l1 == 0.0:
+    if problem.free_intercept and problem.l1 > 0.0:
+        if smooth and problem.l2 > 0.0:
             return "newton", {}, 1
         return "rda", {}, 1
     if not smooth:

@@ -21,7 +21,7 @@ class SDCA:
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
               "epsilon_insensitive")
     pure_l1 = True
-    free_intercept = False
+    free_intercept = True       # l1 = 0 only (class FreeIntercept)
     options = {
         "sdca_option": Option("I", choices=("I", "IV"),
                               help="I: exact coordinate maximisation; IV: the step of seed 000 "
@@ -87,6 +87,9 @@ class SDCA:
         self.v_sum = np.zeros(d + 1) if self.averaging else None
         self.window = 0
         self.run_start = 0
+        self.intercept = None
+        if problem.free_intercept:
+            self.intercept = FreeIntercept(self, options)
         if options["acceleration"]:
             if self.continuation:
                 raise ValueError("acceleration=True needs an l2 term (l1_ratio < 1): the "
@@ -106,6 +109,12 @@ class SDCA:
             self.acceleration = Acceleration.plan(self)
             if self.acceleration is not None:
                 self.shrinking = False   # short inner solves of changing subproblems
+
+    def start_from(self, w):
+        """A warm start's coefficients: with a free intercept its weight is the first centre
+        (the duals alone, on sum_i c_i a_i = 0, carry no intercept); otherwise unused."""
+        if self.intercept is not None:
+            self.intercept.start_from(w[self.problem.n_features])
 
     def _set_sampling(self):
         """Importance sampling (sampling="weighted"): p_i half uniform, half proportional to
@@ -132,6 +141,8 @@ class SDCA:
         self._sdca_epoch()
         if self.acceleration is not None:
             self.acceleration.after_epoch()
+        if self.intercept is not None:
+            self.intercept.after_epoch()
 
     def _sdca_epoch(self):
         problem = self.problem
@@ -355,3 +366,45 @@ def best_dual_scale(problem, duals, v):
             b = lo + ratio * (hi - lo)
             fb = value(b)
     return max(((s, value(s)) for s in (1.0, 0.5 * (lo + hi), 0.0)), key=lambda t: t[1])
+
+
+class FreeIntercept:
+    """A free intercept for SDCA (l2 only): proximal steps on the intercept alone.
+
+    The intercept feature (value B = intercept_scaling) stays in the kernel, its weight w_b
+    penalised by l2/2 (w_b - c)^2 around a centre c instead of l2/2 w_b^2, so that the kernel's
+    problem is P(w, b) + sigma/2 (b - B c)^2 with sigma = l2 / B^2. After each epoch the centre
+    moves to the current w_b: an inexact proximal-point method on b, whose fixed point (w_b = c,
+    hence sum_i c_i a_i = 0 from the kernel's optimality) is the free-intercept optimum. With
+    l1 = 0 the kernel's w is its v array, v(duals) + the centre on the intercept's entry.
+    docs/math.md "Free intercept" has the derivation; the certificate projects the duals onto
+    sum_i c_i a_i = 0 like every free-intercept certificate.
+    """
+
+    def __init__(self, sdca, options):
+        problem = sdca.problem
+        if problem.l1 > 0.0:
+            raise ValueError("solver='sdca' fits a free intercept (regularize_intercept=False) "
+                             "with the l2 penalty only; for the elastic net or l1 with a free "
+                             "intercept use solver='newton' or 'rda'")
+        if options["output"] == "average" or options["acceleration"]:
+            raise ValueError("solver='sdca' with a free intercept (regularize_intercept=False) "
+                             "takes neither output='average' nor acceleration=True")
+        self.sdca = sdca
+        self.index = problem.n_features
+        self.centre = 0.0
+        sdca.shrinking = False
+        # Warm-start duals onto sum_i c_i a_i = 0, where v(duals) has no intercept share.
+        sdca.duals[:] = problem.feasible_duals(sdca.duals)
+        problem.primal_dual(np.zeros(self.index + 1), sdca.duals, l2=sdca.working_l2,
+                            v_out=sdca.v, feasible=True)
+
+    def start_from(self, weight):
+        self.sdca.v[self.index] += weight - self.centre
+        self.centre = weight
+
+    def after_epoch(self):
+        v = self.sdca.v
+        from_duals = v[self.index] - self.centre
+        self.centre = v[self.index]
+        v[self.index] = from_duals + self.centre
