@@ -168,7 +168,7 @@ def test_the_convergence_warning_on_unscaled_data_says_what_helps():
     from sklearn.datasets import load_breast_cancer
     X, y = load_breast_cancer(return_X_y=True)
     with pytest.warns(fastdual.ConvergenceWarning) as record:
-        fastdual.train(X, y, loss="logistic", max_epochs=20, random_state=0)
+        fastdual.train(X, y, loss="logistic", max_epochs=20, random_state=0, solver="sdca")
     message = str(record[0].message)
     norms = np.linalg.norm(np.column_stack([X, np.ones(len(X))]), axis=1)
     assert f"range from {norms.min():.3g} to {norms.max():.3g}" in message
