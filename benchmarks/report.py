@@ -143,6 +143,46 @@ def small_alpha_table(cases, key="0.0001", alpha=1e-6):
     return "\n".join(out)
 
 
+AUTO_SOLVERS = ("fastdual", "fastdual-acc", "fastdual-newton", "fastdual-auto")
+
+
+def auto_table(cases):
+    """One row per case: time to 1e-4 and 1e-6 for each fastdual solver and auto, the fastest
+    peer (every solver not fastdual's) at 1e-4, and the target: auto no later than it (met),
+    and at most half its time (0.5x)."""
+    out = ["| data | problem | alpha | SDCA | SDCA+acc | Newton | auto (1e-4) | auto (1e-6) | "
+           "fastest peer | peer (1e-4) | peer (1e-6) | auto / peer | met | <= 0.5x |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"]
+    met = half = total = 0
+    for c in sorted(cases, key=lambda c: (c["dataset"], c["problem"], -c["alpha"])):
+        if "fastdual-auto" not in c["solvers"]:
+            continue
+        t4 = {s: e["time_to"]["0.0001"] for s, e in c["solvers"].items() if "time_to" in e}
+        t6 = {s: e["time_to"]["1e-06"] for s, e in c["solvers"].items() if "time_to" in e}
+        auto4, auto6 = t4.get("fastdual-auto"), t6.get("fastdual-auto")
+        peers = [(t, s) for s, t in t4.items() if not s.startswith("fastdual") and t is not None]
+        ran = [s for s in c["solvers"] if not s.startswith("fastdual")]
+        if not ran:
+            continue
+        total += 1
+        peer = min(peers) if peers else None
+        row_met = auto4 is not None and (peer is None or auto4 <= peer[0])
+        row_half = auto4 is not None and (peer is None or auto4 <= 0.5 * peer[0])
+        met += row_met
+        half += row_half
+        out.append("| %s | %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            c["dataset"], c["problem"], c["alpha"], fmt_t(t4.get("fastdual")),
+            fmt_t(t4.get("fastdual-acc")), fmt_t(t4.get("fastdual-newton")), fmt_t(auto4),
+            fmt_t(auto6), peer[1] if peer else "none reached 1e-4",
+            fmt_t(peer[0]) if peer else "-", fmt_t(t6.get(peer[1])) if peer else "-",
+            "%.2f" % (auto4 / peer[0]) if peer and auto4 else "-",
+            "yes" if row_met else "no", "yes" if row_half else "no"))
+    out.append("")
+    out.append("auto no later than the fastest peer in %d of %d cases; at most 0.5x in %d."
+               % (met, total, half))
+    return "\n".join(out)
+
+
 def certificate_table(cases):
     out = ["| data | problem | alpha | wall time to gap/P <= 1e-4 (s) | epochs | "
            "true (P-P*)/P* then | certificate holds | epoch (ms) | epoch / floor |",
@@ -191,6 +231,7 @@ def main(argv=None):
     datasets, cases, metas = load(args.paths)
     parts = {"data": dataset_table(datasets), "summary": fastdual_summary(cases),
              "targets": target_table(cases), "small": small_alpha_table(cases),
+             "auto": auto_table(cases),
              "certificate": certificate_table(cases), "epochs": epoch_table(cases),
              "cases": case_tables(cases)}
     for sec in args.sections:

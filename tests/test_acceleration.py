@@ -89,22 +89,6 @@ def test_accelerated_sdca_reaches_liblinear(loss, solver_type):
     assert model.converged_
 
 
-@pytest.mark.parametrize("l1_ratio", [0.3, 0.8])
-def test_accelerated_elastic_net_matches_scikit_learn(l1_ratio):
-    from sklearn.linear_model import ElasticNet
-    X, y = problem_for("squared", n=150, d=10, seed=8, sparse=True)
-    alpha = 1e-4
-    ref = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False, tol=1e-14,
-                     max_iter=200_000).fit(X, y)
-    model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio,
-                           fit_intercept=False, acceleration=True, tol=1e-11,
-                           max_epochs=50_000, random_state=0)
-    objective = dict(loss="squared", l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio)
-    assert np_objective(X, y, model.coef_, **objective) == pytest.approx(
-        np_objective(X, y, ref.coef_, **objective), rel=REL)
-    assert model.converged_
-
-
 @pytest.mark.parametrize("loss", SMOOTH_LOSSES)
 @pytest.mark.parametrize("alpha", [1e-5, 1e-7])
 @pytest.mark.parametrize("seed", [0, 1])

@@ -124,21 +124,6 @@ def test_newton_elastic_net_matches_a_bounded_lbfgs(loss, alpha, l1_ratio):
     np.testing.assert_array_equal(model.coef_ == 0, np.abs(reference) < 1e-7)
 
 
-@pytest.mark.parametrize("l1_ratio", [0.3, 0.8])
-def test_newton_elastic_net_matches_scikit_learn(l1_ratio):
-    from sklearn.linear_model import ElasticNet
-    X, y = problem_for("squared", n=150, d=10, seed=8, sparse=True)
-    alpha = 1e-3
-    ref = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False, tol=1e-14,
-                     max_iter=200_000).fit(X, y)
-    model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio,
-                           solver="newton", fit_intercept=False, tol=1e-12, max_epochs=200)
-    objective = dict(loss="squared", l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio)
-    assert np_objective(X, y, model.coef_, **objective) == pytest.approx(
-        np_objective(X, y, ref.coef_, **objective), rel=1e-9)
-    np.testing.assert_array_equal(model.coef_ == 0, ref.coef_ == 0)
-
-
 def test_newton_elastic_net_with_a_free_intercept_matches_a_bounded_lbfgs():
     """A free intercept under the elastic net: the optimum of a bounded L-BFGS on [X, 1] with
     the intercept column neither penalised nor split."""

@@ -83,15 +83,21 @@ def test_liblinear_objective(loss, solver_type):
 
 
 @pytest.mark.parametrize("l1_ratio", [0.2, 0.7])
-def test_elastic_net_matches_scikit_learn(l1_ratio):
+@pytest.mark.parametrize("alpha,options", [
+    (0.05, dict(solver="sdca")),
+    (1e-4, dict(solver="sdca", acceleration=True)),    # small alpha: the accelerated regime
+    (1e-3, dict(solver="newton")),                     # orthant-wise Newton
+])
+def test_elastic_net_matches_scikit_learn(l1_ratio, alpha, options):
     from sklearn.linear_model import ElasticNet
     X, y = regression_problem(n=150, d=10, seed=8, sparse=True)
-    alpha = 0.05
     ref = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False, tol=1e-14,
-                     max_iter=100_000).fit(X, y)
+                     max_iter=200_000).fit(X, y)
     model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio,
-                           fit_intercept=False, tol=1e-11, max_epochs=50_000, random_state=0)
+                           fit_intercept=False, tol=1e-11, max_epochs=50_000, random_state=0,
+                           **options)
     objective = dict(loss="squared", l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio)
+    assert model.converged_ and model.solver == options["solver"]
     assert np_objective(X, y, model.coef_, **objective) == pytest.approx(
         np_objective(X, y, ref.coef_, **objective), rel=REL)
     np.testing.assert_array_equal(model.coef_ == 0, np.abs(ref.coef_) < 1e-9)
