@@ -112,9 +112,22 @@ class FastDual(Solver):
         # auto may pick Newton, so it gets every count up to 40 and the ladder beyond.
         if self.solver == "newton":
             return list(range(1, 41))
-        if self.solver == "auto":
+        if self.solver == "auto" and getattr(self, "auto_picks_newton", True):
             return list(range(1, 41)) + [b for b in super().budgets() if b > 40]
         return super().budgets()
+
+    def prepare(self, X, y, problem, alpha):
+        ctx = super().prepare(X, y, problem, alpha)
+        if self.solver == "auto":    # the ladder of the solver auto picks (fastdual's rule)
+            from fastdual._problem import build_problem
+            from fastdual.solvers import auto
+            kw = self._kwargs(ctx)
+            params = {"gamma": kw["gamma"]} if "gamma" in kw else {}
+            built = build_problem(X, y, loss=kw["loss"], alpha=alpha, C=None,
+                                  l1_ratio=kw["l1_ratio"], fit_intercept=False,
+                                  intercept_scaling=1.0, sample_weight=None, loss_params=params)
+            self.auto_picks_newton = auto.rule(built)[0] == "newton"
+        return ctx
 
     def available(self):
         reason = _import_reason("fastdual")
