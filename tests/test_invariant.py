@@ -29,6 +29,7 @@ OPTION_VALUES = {
     "lipschitz": [None, 2.0],
     "max_cg": [250, 2],
     "acceleration": [False, True],
+    "linear_solver": ["auto", "cg", "direct"],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.

@@ -30,6 +30,7 @@ def test_the_passes_match_numpy(loss, sparse):
     total = _newton.loss_terms(problem.y, problem.sample_weight, z, problem.loss, slope, curve)
     assert total == pytest.approx(problem.loss.values(problem.y, z).sum(), rel=1e-13)
     np.testing.assert_allclose(slope, problem.loss.derivatives(problem.y, z), rtol=1e-13)
+    np.testing.assert_allclose(curve, problem.loss.curvatures(problem.y, z), rtol=1e-13)
     # The curvature is the derivative's derivative (central differences away from the kinks).
     h = 1e-6
     numeric = (problem.loss.derivatives(problem.y, z + h)
@@ -40,6 +41,9 @@ def test_the_passes_match_numpy(loss, sparse):
     np.testing.assert_allclose(out, A.T @ (curve * (A @ v)), rtol=1e-12, atol=1e-12)
     _newton.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
     np.testing.assert_allclose(out, A.T @ slope, rtol=1e-12, atol=1e-12)
+    H = np.empty((6, 6))
+    _newton.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
+    np.testing.assert_allclose(H, np.triu(A.T @ (curve[:, None] * A)), rtol=1e-12, atol=1e-12)
     _newton.hessian_diagonal(*problem.X.kernel_args, 60, 5, 2.0, curve, out)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
                                atol=1e-12)
@@ -183,3 +187,37 @@ def test_newton_warm_starts_from_the_models_coefficients():
     step = fastdual.train(X, y, loss="logistic", C=Cs[1], solver="newton", tol=0.0,
                           max_epochs=1, warm_start=path[0])
     np.testing.assert_array_equal(step.coef_, driver.w[:8])
+
+
+@pytest.mark.parametrize("l1_ratio,free", [(0.0, False), (0.5, False), (0.0, True), (0.5, True)])
+def test_the_direct_solve_and_cg_reach_the_same_optimum(l1_ratio, free):
+    """linear_solver="direct" (the Hessian formed and factored) and "cg" are two ways to the
+    same Newton step: the same optimum, and the direct one in no more iterations."""
+    X, y = problem_for("logistic", n=300, d=10, seed=12, sparse=True)
+    kwargs = dict(loss="logistic", alpha=1e-5, l1_ratio=l1_ratio, solver="newton",
+                  regularize_intercept=not free, tol=1e-11, max_epochs=200)
+    direct = fastdual.train(X, y, linear_solver="direct", **kwargs)
+    cg = fastdual.train(X, y, linear_solver="cg", **kwargs)
+    assert direct.converged_ and cg.converged_
+    assert direct.primal_ == pytest.approx(cg.primal_, rel=1e-9)
+    assert direct.n_epochs_ <= cg.n_epochs_
+
+
+def test_auto_picks_the_direct_solve_for_few_features():
+    from fastdual.solvers import SOLVERS, solver_options
+    from fastdual.solvers.newton import DIRECT_CG_PASSES
+
+    def driver(X, y):
+        problem = build_problem(X, y, loss="logistic", alpha=1e-4, C=None, l1_ratio=0.0,
+                                fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                                loss_params={})
+        return problem, SOLVERS["newton"](problem, solver_options(SOLVERS["newton"], {}), 0)
+
+    narrow, y = problem_for("logistic", n=2000, d=8, seed=0, sparse=True)
+    problem, chosen = driver(narrow, y)
+    row_nnz = np.diff(narrow.indptr).astype(float)
+    assert 0.5 * row_nnz @ row_nnz + 9 ** 3 / 3 < DIRECT_CG_PASSES * 2 * narrow.nnz
+    assert chosen.direct
+    wide = sp.random(200, 3000, density=0.01, format="csr", random_state=0)
+    _, chosen = driver(wide, np.where(np.arange(200) % 2, 1.0, -1.0))
+    assert not chosen.direct

@@ -34,6 +34,10 @@ cdef class Loss:
     # piecewise-quadratic loss is flat; NaN for the losses without one: hinge, absolute,
     # epsilon-insensitive).
     cdef double curvature(self, double y, double z) noexcept nogil
+    # value(y, z), with derivative and curvature written to d1, d2: one call for a Newton pass
+    # (the base class calls the three; a loss sharing work between them overrides it).
+    cdef double value_derivatives(self, double y, double z, double* d1,
+                                  double* d2) noexcept nogil
     # -phi*(-a): the sample's term of the dual objective; -inf outside the domain of phi*.
     cdef double dual_value(self, double y, double a) noexcept nogil
     # a = -phi'(y, z), a feasible dual point built from a margin.

@@ -36,6 +36,12 @@ cdef class Loss:
     cdef double curvature(self, double y, double z) noexcept nogil:
         return NAN
 
+    cdef double value_derivatives(self, double y, double z, double* d1,
+                                  double* d2) noexcept nogil:
+        d1[0] = self.derivative(y, z)
+        d2[0] = self.curvature(y, z)
+        return self.value(y, z)
+
     cdef double dual_value(self, double y, double a) noexcept nogil:
         return NAN
 
@@ -238,6 +244,17 @@ cdef class Logistic(Loss):
     cdef double curvature(self, double y, double z) noexcept nogil:
         cdef double s = _sigmoid(-y * z)
         return s * (1.0 - s)
+
+    cdef double value_derivatives(self, double y, double z, double* d1,
+                                  double* d2) noexcept nogil:
+        # One exp: e = exp(-|u|), u = yz; s = sigmoid(-u) = e / (1 + e) for u > 0, 1 / (1 + e)
+        # otherwise; log(1 + exp(-u)) = log1p(e) + max(-u, 0).
+        cdef double u = y * z
+        cdef double e = exp(-fabs(u))
+        cdef double s = e / (1.0 + e) if u > 0.0 else 1.0 / (1.0 + e)
+        d1[0] = -y * s
+        d2[0] = s * (1.0 - s)
+        return log1p(e) + (-u if u < 0.0 else 0.0)
 
     cdef double dual_value(self, double y, double a) noexcept nogil:
         cdef double beta = a * y

@@ -1,10 +1,14 @@
-"""A primal second-order solver: truncated Newton (conjugate gradient on Hessian-vector
-products over the rows, Armijo line search) for the smooth losses with the l2 penalty or the
-elastic net (orthant-wise steps; docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton iteration (a few
-passes over the data: the margins, the gradient, one pass per CG iteration, the line search's
-direction); the certificate is the shared one, with the duals of the iterate's margins.
+"""A primal second-order solver: truncated Newton (preconditioned conjugate gradient on
+Hessian-vector products over the rows, or the d x d Hessian formed and factored when that is
+cheaper; Armijo line search) for the smooth losses with the l2 penalty or the elastic net
+(orthant-wise steps; docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton
+iteration (a few passes over the data: the gradient, the Hessian's diagonal, one pass per CG
+iteration, the step's margins); the certificate is the shared one, with the duals of the
+iterate's margins.
 """
 import numpy as np
+
+from scipy.linalg import cho_factor, cho_solve
 
 from fastdual._loop import Option
 from fastdual.solvers import _newton
@@ -12,6 +16,12 @@ from fastdual.solvers.common import soft_threshold
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1
+# linear_solver="auto": the direct solve when forming and factoring the Hessian,
+# sum_i nnz_i^2 / 2 + (d + 1)^3 / 3 multiply-adds, costs less than this many CG passes of
+# 2 nnz each (the CG iterations a Newton step takes at small alpha; docs/math.md Sec. 4f).
+DIRECT_CG_PASSES = 10
+MARGIN_REFRESH = 8
+DIRECT_MAX_FEATURES = 2000
 
 
 class Newton:
@@ -22,6 +32,11 @@ class Newton:
     options = {
         "max_cg": Option(250, kind=int,
                          help="conjugate-gradient iterations per Newton step at most"),
+        "linear_solver": Option("auto", choices=("auto", "cg", "direct"),
+                                help="the Newton system by conjugate gradient on Hessian-vector "
+                                     "products, or directly (the d x d Hessian formed in one "
+                                     "pass, Cholesky); auto: direct when that costs less than "
+                                     "DIRECT_CG_PASSES passes of CG"),
     }
 
     def __init__(self, problem, options, seed, initial_duals=None):
@@ -38,7 +53,11 @@ class Newton:
             v = np.empty(d + 1)
             problem.primal_dual(np.zeros(d + 1), initial_duals, v_out=v)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
+        self.direct = self._use_direct(options["linear_solver"])
+        self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
         self.z = np.empty(n)
+        self.fresh_margins = False
+        self.updates = 0
         self.slope = np.empty(n)
         self.curve = np.empty(n)
         self.dz = np.empty(n)
@@ -50,6 +69,7 @@ class Newton:
         """A warm start from a model's coefficients (intercept feature last): a primal solver
         starts better from the model's w than from w(duals) of another alpha."""
         self.w = np.array(w, dtype=np.float64)
+        self.fresh_margins = False
 
     def _margins(self, w, out):
         problem = self.problem
@@ -62,6 +82,40 @@ class Newton:
                                problem.bias, self.curve, v, self.buffer)
         return self.buffer / problem.n_samples + problem.l2 * self.penalised * v
 
+    def _use_direct(self, choice):
+        if choice != "auto":
+            return choice == "direct"
+        problem = self.problem
+        d1 = problem.n_features + 1
+        if d1 > DIRECT_MAX_FEATURES:
+            return False
+        if problem.X.is_sparse:
+            row_nnz = np.diff(np.asarray(problem.X.indptr, dtype=np.float64))
+            products, nnz = 0.5 * float(row_nnz @ row_nnz), float(np.sum(row_nnz))
+        else:
+            products = 0.5 * problem.n_samples * problem.n_features ** 2
+            nnz = float(problem.n_samples * problem.n_features)
+        return products + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+
+    def _direct_step(self, gradient, free):
+        """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
+        mirrored) and factored by Cholesky; None if H is not positive definite there."""
+        problem = self.problem
+        H = self.hessian
+        _newton.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                               problem.bias, self.curve, H)
+        H /= problem.n_samples
+        H += np.triu(H, 1).T                 # the full symmetric matrix
+        H[np.diag_indices_from(H)] += problem.l2 * self.penalised
+        index = np.flatnonzero(free) if free is not None else slice(None)
+        try:
+            factor = cho_factor(H[np.ix_(index, index)] if free is not None else H)
+        except np.linalg.LinAlgError:
+            return None
+        step = np.zeros_like(gradient)
+        step[index] = -cho_solve(factor, gradient[index])
+        return step
+
     def _penalty(self, w):
         pen = self.penalised
         return (0.5 * self.problem.l2 * float(np.sum(pen * w * w))
@@ -72,7 +126,10 @@ class Newton:
         n, l2 = problem.n_samples, problem.l2
         y, c, loss = problem.y, problem.sample_weight, problem.loss
         w, pen = self.w, self.penalised
-        self._margins(w, self.z)
+        if self.fresh_margins:   # z = X w already: the accepted trial's, from the line search
+            self.fresh_margins = False
+        else:
+            self._margins(w, self.z)
         data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
         value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
@@ -94,39 +151,41 @@ class Newton:
         norm = float(np.linalg.norm(gradient))
         if not norm > 0.0:
             return
-        # Preconditioned conjugate gradient on H s = -g (over the free coordinates) to the
-        # forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is LIBLINEAR's mix of
-        # the identity and the Jacobi diagonal, (1 - PRECONDITIONER_MIX) l2 + PRECONDITIONER_MIX
-        # diag(H) (docs/math.md Sec. 4f).
-        _newton.hessian_diagonal(*problem.X.kernel_args, n, problem.n_features, problem.bias,
-                                 self.curve, self.buffer)
-        precond = ((1.0 - PRECONDITIONER_MIX) * l2 * pen
-                   + PRECONDITIONER_MIX * (self.buffer / n + l2 * pen))
-        precond[~(precond > 0.0)] = 1.0     # a free intercept's column of zero curvature
-        forcing = min(0.5, np.sqrt(norm)) * norm
-        step = np.zeros_like(w)
-        residual = -gradient
-        z = residual / precond
-        direction = z.copy()
-        rz = float(residual @ z)
-        for _ in range(self.max_cg):
-            hd = self._hessian_times(direction)
-            if free is not None:
-                hd[~free] = 0.0
-            curvature = float(direction @ hd)
-            if not curvature > 0.0:          # flat or not convex along it: stop here
-                if not np.any(step):
-                    step = residual.copy()   # (no progress yet: steepest descent)
-                break
-            alpha = rz / curvature
-            step += alpha * direction
-            residual -= alpha * hd
-            if np.linalg.norm(residual) <= forcing:
-                break
+        step = self._direct_step(gradient, free) if self.direct else None
+        if step is None:
+            # Preconditioned conjugate gradient on H s = -g (over the free coordinates) to
+            # the forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is
+            # LIBLINEAR's mix of the identity and the Jacobi diagonal,
+            # (1 - PRECONDITIONER_MIX) l2 + PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f).
+            _newton.hessian_diagonal(*problem.X.kernel_args, n, problem.n_features,
+                                     problem.bias, self.curve, self.buffer)
+            precond = ((1.0 - PRECONDITIONER_MIX) * l2 * pen
+                       + PRECONDITIONER_MIX * (self.buffer / n + l2 * pen))
+            precond[~(precond > 0.0)] = 1.0   # a free intercept's zero-curvature column
+            forcing = min(0.5, np.sqrt(norm)) * norm
+            step = np.zeros_like(w)
+            residual = -gradient
             z = residual / precond
-            rz_next = float(residual @ z)
-            direction = z + (rz_next / rz) * direction
-            rz = rz_next
+            direction = z.copy()
+            rz = float(residual @ z)
+            for _ in range(self.max_cg):
+                hd = self._hessian_times(direction)
+                if free is not None:
+                    hd[~free] = 0.0
+                curvature = float(direction @ hd)
+                if not curvature > 0.0:          # flat or not convex along it: stop here
+                    if not np.any(step):
+                        step = residual.copy()   # (no progress yet: steepest descent)
+                    break
+                alpha = rz / curvature
+                step += alpha * direction
+                residual -= alpha * hd
+                if np.linalg.norm(residual) <= forcing:
+                    break
+                z = residual / precond
+                rz_next = float(residual @ z)
+                direction = z + (rz_next / rz) * direction
+                rz = rz_next
         slope = float(gradient @ step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
@@ -148,6 +207,15 @@ class Newton:
             trial_value = data_sum / n + self._penalty(trial)
             if trial_value <= value + ARMIJO * float(gradient @ (trial - w)):
                 self.w = trial
+                # The next iteration's margins, without a pass (a full pass every
+                # MARGIN_REFRESH iterations keeps rounding from accumulating).
+                self.updates += 1
+                if self.updates % MARGIN_REFRESH:
+                    if orthant is not None and np.any(crossed):
+                        self.z[:] = trial_z
+                    else:
+                        self.z += t * self.dz
+                    self.fresh_margins = True
                 return
             t *= 0.5
         # No decrease at any step length: w is optimal to rounding; keep it.
