@@ -6,9 +6,10 @@ the measurements behind them):
      with l2 > 0, else "rda" (SDCA fits a free intercept with the l2 penalty only; with it,
      the rules below apply as they are);
   2. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
-  3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but for very wide data
-     (d > WIDE n, text) only from kappa >= WIDE_NEWTON_KAPPA, "sdca" below (its shrinking and
-     its O(nnz) epochs beat a Hessian-vector product per CG step there);
+  3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
+     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca" with
+     acceleration=True: their duals sit on the box's bounds, so SDCA's shrinking skips most
+     rows, and Newton's generalised Hessian changes pattern from step to step there;
   4. a smooth loss, elastic net (l2 > 0), kappa >= ACCELERATE_KAPPA: "sdca" with
      acceleration=True;
   5. otherwise "sdca".
@@ -22,9 +23,8 @@ them all (e.g. acceleration=True means "sdca"); an explicit solver= always wins.
 import numpy as np
 
 NEWTON_KAPPA = 5.0
-WIDE = 2.0
-WIDE_NEWTON_KAPPA = 1000.0
 ACCELERATE_KAPPA = 10.0
+HINGE_TYPE = ("squared_hinge", "smooth_hinge")
 NON_SMOOTH = ("hinge", "absolute", "epsilon_insensitive")
 
 
@@ -47,8 +47,9 @@ def rule(problem):
     if not smooth:
         return "sdca", {}, 2
     kappa = condition_number(problem)
-    wide = problem.n_features > WIDE * problem.n_samples
-    if problem.l1 == 0.0 and kappa >= (WIDE_NEWTON_KAPPA if wide else NEWTON_KAPPA):
+    if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
+        if problem.loss_name in HINGE_TYPE and problem.n_features > problem.n_samples:
+            return "sdca", {"acceleration": True}, 3
         return "newton", {}, 3
     if problem.l1 > 0.0 and problem.l2 > 0.0 and kappa >= ACCELERATE_KAPPA:
         return "sdca", {"acceleration": True}, 4
