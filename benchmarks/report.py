@@ -11,12 +11,17 @@ from .run import fmt_t, print_case_table
 TARGET_KEYS = (("0.01", "1e-2"), ("0.0001", "1e-4"), ("1e-06", "1e-6"))
 
 
-def load(paths):
+def load(paths, latest=False):
+    """Every case of the files in order; with latest, a case (data set, problem, alpha) measured
+    again in a later file replaces the earlier one (a re-run of some cases after a change)."""
     datasets, cases, metas = {}, [], []
     for path in paths:
         with open(path) as f:
             r = json.load(f)
         datasets.update(r["datasets"])
+        if latest:
+            keys = {(c["dataset"], c["problem"], c["alpha"]) for c in r["cases"]}
+            cases = [c for c in cases if (c["dataset"], c["problem"], c["alpha"]) not in keys]
         cases += r["cases"]
         metas.append(r["meta"])
     return datasets, cases, metas
@@ -227,8 +232,10 @@ def main(argv=None):
     p.add_argument("paths", nargs="+")
     p.add_argument("--sections", nargs="+",
                    default=["data", "summary", "targets", "certificate", "epochs", "cases"])
+    p.add_argument("--latest", action="store_true",
+                   help="a case measured in a later file replaces the earlier measurement")
     args = p.parse_args(argv)
-    datasets, cases, metas = load(args.paths)
+    datasets, cases, metas = load(args.paths, latest=args.latest)
     parts = {"data": dataset_table(datasets), "summary": fastdual_summary(cases),
              "targets": target_table(cases), "small": small_alpha_table(cases),
              "auto": auto_table(cases),
