@@ -63,3 +63,32 @@ def test_small_alpha_target_takes_the_faster_fastdual_solver():
     assert second[5] == "liblinear-dual" and second[8] == "no"
     assert third[4] == "0.05" and third[8] == "yes" and third[7] == "4.00"
     assert "Met in 2 of 3 cases." in text
+
+
+def test_the_auto_table_counts_auto_against_every_peer():
+    cases = [case("logistic", {"fastdual-auto": 0.010, "liblinear-primal": 0.030,
+                               "sklearn-lbfgs": 0.025}),                   # met, <= 0.5x
+             case("ridge", {"fastdual-auto": 0.010, "sklearn-ridge-sparse_cg": 0.015}),
+             case("squared_hinge", {"fastdual-auto": 0.020, "liblinear-dual": 0.010}),
+             case("smooth_hinge", {"fastdual-auto": 0.010})]               # no peer: not counted
+    text = report.auto_table(cases)
+    table = {r[1]: r for r in rows(text)}
+    assert set(table) == {"logistic", "ridge", "squared_hinge"}
+    assert table["logistic"][8] == "sklearn-lbfgs" and table["logistic"][-2:] == ["yes", "yes |"]
+    assert table["ridge"][-2:] == ["yes", "no |"] and table["squared_hinge"][-2] == "no"
+    assert "in 2 of 3 cases; at most 0.5x in 1." in text
+
+
+def test_latest_replaces_a_re_measured_case(tmp_path):
+    import json
+    first = {"datasets": {}, "meta": {}, "cases": [case("logistic", {"fastdual-auto": 1.0}),
+                                                   case("ridge", {"fastdual-auto": 1.0})]}
+    second = {"datasets": {}, "meta": {}, "cases": [case("ridge", {"fastdual-auto": 2.0})]}
+    paths = []
+    for k, content in enumerate((first, second)):
+        paths.append(tmp_path / f"r{k}.json")
+        paths[-1].write_text(json.dumps(content))
+    _, cases, _ = report.load(paths, latest=True)
+    times = {c["problem"]: c["solvers"]["fastdual-auto"]["time_to"]["0.0001"] for c in cases}
+    assert times == {"logistic": 1.0, "ridge": 2.0}
+    assert len(report.load(paths)[1]) == 3
