@@ -152,8 +152,7 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
     driver = driver_class(problem, solver_options(driver_class, options), seed,
                           _initial_duals(problem, warm_start))
     if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
-        driver.start_from(np.append(warm_start.coef_, warm_start.intercept_ / problem.bias
-                                    if problem.bias else 0.0))
+        driver.start_from(_warm_coefficients(problem, warm_start))
     result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
                        verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
@@ -232,8 +231,13 @@ def _initial_duals(problem, warm_start):
     if duals is not None and duals.shape[0] == problem.n_samples:
         if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):
             return duals
-    w = np.append(warm_start.coef_, warm_start.intercept_ / problem.bias if problem.bias else 0.0)
-    return problem.duals_from_margins(w)
+    return problem.duals_from_margins(_warm_coefficients(problem, warm_start))
+
+
+def _warm_coefficients(problem, warm_start):
+    """A warm model's w in the problem's terms: its coef_, the intercept feature's weight last."""
+    return np.append(warm_start.coef_,
+                     warm_start.intercept_ / problem.bias if problem.bias else 0.0)
 
 
 def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,

@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The passes over the rows a primal Newton-CG iteration needs (fastdual/solvers/newton.py):
 margins, the loss's value / derivative / curvature per sample, X^T times a per-sample vector,
-the Hessian's diagonal (the preconditioner) and the Hessian-vector product X^T (D X v), over CSR or dense rows without copying X (the one
-row-access path of _core/rows.pxd; the intercept feature of value `bias` last).
+the Hessian's diagonal (the preconditioner: transpose_times over squares), the Hessian itself
+(few features) and the Hessian-vector product X^T (D X v), over CSR or dense rows without
+copying X (the one row-access path of _core/rows.pxd; the intercept feature of value `bias`
+last).
 """
 import numpy as np
 from cython cimport floating
@@ -27,8 +29,9 @@ def margins(const floating[::1] data, const int[::1] indices, const int[::1] ind
 
 def transpose_times(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                     Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
-                    const double[::1] coef, double[::1] out):
-    """out = sum_i coef_i x_i (the intercept feature's entry last)."""
+                    const double[::1] coef, double[::1] out, bint squares=False):
+    """out = sum_i coef_i x_i (the intercept feature's entry last); with squares, sum_i coef_i
+    x_i^2 entrywise: the diagonal of X^T diag(coef) X."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -38,8 +41,12 @@ def transpose_times(const floating[::1] data, const int[::1] indices, const int[
         for i in range(n_samples):
             if coef[i] != 0.0:
                 row_range(ptr, i, n_features, &start, &end)
-                row_axpy(x, ind, start, end, coef[i], &out[0])
-                out[n_features] += coef[i] * bias
+                if squares:
+                    row_square_axpy(x, ind, start, end, coef[i], &out[0])
+                    out[n_features] += coef[i] * bias * bias
+                else:
+                    row_axpy(x, ind, start, end, coef[i], &out[0])
+                    out[n_features] += coef[i] * bias
 
 
 def loss_terms(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
@@ -70,24 +77,6 @@ def loss_sum(const double[::1] y, const double[::1] sample_weight, const double[
             if sample_weight[i] != 0.0:
                 total += sample_weight[i] * loss.value(y[i], z[i] + step * dz[i])
     return total
-
-
-def hessian_diagonal(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
-                     Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
-                     const double[::1] curve, double[::1] out):
-    """out = diag(X^T diag(curve) X) = sum_i curve_i x_i^2 entrywise, in one pass."""
-    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
-    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
-    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef Py_ssize_t i, start, end
-    with nogil:
-        out[:] = 0.0
-        for i in range(n_samples):
-            if curve[i] == 0.0:
-                continue
-            row_range(ptr, i, n_features, &start, &end)
-            row_square_axpy(x, ind, start, end, curve[i], &out[0])
-            out[n_features] += curve[i] * bias * bias
 
 
 def hessian_matrix(const floating[::1] data, const int[::1] indices, const int[::1] indptr,

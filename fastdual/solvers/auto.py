@@ -22,10 +22,11 @@ them all (e.g. acceleration=True means "sdca"); an explicit solver= always wins.
 """
 import numpy as np
 
+from fastdual.solvers import get_solver
+
 NEWTON_KAPPA = 5.0
 ACCELERATE_KAPPA = 10.0
 HINGE_TYPE = ("squared_hinge", "smooth_hinge")
-NON_SMOOTH = ("hinge", "absolute", "epsilon_insensitive")
 
 
 def condition_number(problem):
@@ -39,7 +40,7 @@ def condition_number(problem):
 
 def rule(problem):
     """(solver name, the options the rule sets, the rule's number) for the problem."""
-    smooth = problem.loss_name not in NON_SMOOTH
+    smooth = problem.loss.gamma > 0.0          # the loss is 1/gamma-smooth; 0: non-smooth
     if problem.free_intercept and problem.l1 > 0.0:
         if smooth and problem.l2 > 0.0:
             return "newton", {}, 1
@@ -63,11 +64,12 @@ def choose(problem, options, solvers):
     if set(options) <= set(solvers[name].options):
         return name, {**chosen, **options}
     for name in ("sdca", "newton", "spdc", "rda"):
-        driver = solvers[name]
-        if (set(options) <= set(driver.options) and problem.loss_name in driver.losses
-                and (problem.l2 > 0.0 or driver.pure_l1)
-                and (not problem.free_intercept or driver.free_intercept)
-                and (problem.l1 == 0.0 or name != "newton")):
-            return name, options
+        if not set(options) <= set(solvers[name].options):
+            continue
+        try:
+            get_solver(name, problem)        # the registry's own support checks
+        except ValueError:
+            continue
+        return name, options
     raise ValueError(f"solver='auto': no solver takes the options {sorted(options)} for this "
                      f"problem; name one with solver=")

@@ -61,6 +61,7 @@ class Newton:
         self.slope = np.empty(n)
         self.curve = np.empty(n)
         self.dz = np.empty(n)
+        self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
         self.buffer = np.empty(d + 1)
 
     helper_l2 = 0.0
@@ -143,9 +144,8 @@ class Newton:
         free, orthant = None, None
         if problem.l1 > 0.0:
             lam = self.l1_weights
-            gradient = np.where(w > 0, gradient + lam, np.where(
-                w < 0, gradient - lam, np.where(gradient + lam < 0, gradient + lam, np.where(
-                    gradient - lam > 0, gradient - lam, 0.0))))
+            gradient = np.where(w != 0, gradient + lam * np.sign(w),
+                                soft_threshold(gradient, lam))
             orthant = np.where(w != 0, np.sign(w), -np.sign(gradient))
             free = orthant != 0
         norm = float(np.linalg.norm(gradient))
@@ -157,8 +157,8 @@ class Newton:
             # the forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is
             # LIBLINEAR's mix of the identity and the Jacobi diagonal,
             # (1 - PRECONDITIONER_MIX) l2 + PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f).
-            _newton.hessian_diagonal(*problem.X.kernel_args, n, problem.n_features,
-                                     problem.bias, self.curve, self.buffer)
+            _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features,
+                                    problem.bias, self.curve, self.buffer, True)
             precond = ((1.0 - PRECONDITIONER_MIX) * l2 * pen
                        + PRECONDITIONER_MIX * (self.buffer / n + l2 * pen))
             precond[~(precond > 0.0)] = 1.0   # a free intercept's zero-curvature column
@@ -199,7 +199,7 @@ class Newton:
                 crossed = trial * orthant < 0     # projected back onto the orthant's face
                 if np.any(crossed):
                     trial[crossed] = 0.0
-                    trial_z = np.empty(n)
+                    trial_z = self.trial_z
                     self._margins(trial, trial_z)
                     data_sum = _newton.loss_sum(y, c, trial_z, trial_z, 0.0, loss)
                 else:

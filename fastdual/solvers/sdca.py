@@ -95,14 +95,11 @@ class SDCA:
                 raise ValueError("acceleration=True needs an l2 term (l1_ratio < 1): the "
                                  "accelerated outer loop's rate comes from the l2 strength")
             if problem.loss.gamma == 0.0:
+                hint = ("; smooth_hinge with a small gamma is the smoothed hinge"
+                        if problem.loss_name == "hinge" else "")
                 raise ValueError("acceleration=True needs a smooth loss (squared_hinge, "
                                  "smooth_hinge, logistic, squared): its outer loop's rate "
-                                 "comes from the loss's smoothness; smooth_hinge with a small "
-                                 f"gamma is the smoothed {problem.loss_name}"
-                                 if problem.loss_name == "hinge" else
-                                 "acceleration=True needs a smooth loss (squared_hinge, "
-                                 "smooth_hinge, logistic, squared): its outer loop's rate "
-                                 "comes from the loss's smoothness")
+                                 "comes from the loss's smoothness" + hint)
             if self.averaging:
                 raise ValueError("acceleration=True returns the outer loop's iterates; it "
                                  "cannot be combined with output='average'")
@@ -394,10 +391,12 @@ class FreeIntercept:
         self.index = problem.n_features
         self.centre = 0.0
         sdca.shrinking = False
-        # Warm-start duals onto sum_i c_i a_i = 0, where v(duals) has no intercept share.
-        sdca.duals[:] = problem.feasible_duals(sdca.duals)
-        problem.primal_dual(np.zeros(self.index + 1), sdca.duals, l2=sdca.working_l2,
-                            v_out=sdca.v, feasible=True)
+        # Warm-start duals onto sum_i c_i a_i = 0, where v(duals) has no intercept share
+        # (zero duals are on it, with v = 0, already).
+        if np.any(sdca.duals):
+            sdca.duals[:] = problem.feasible_duals(sdca.duals)
+            problem.primal_dual(np.zeros(self.index + 1), sdca.duals, l2=sdca.working_l2,
+                                v_out=sdca.v, feasible=True)
 
     def start_from(self, weight):
         self.sdca.v[self.index] += weight - self.centre
