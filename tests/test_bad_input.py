@@ -145,11 +145,11 @@ CASES = [
     # free intercept and RDA's variants: combinations that cannot work, refused by name
     ("free-intercept-spdc", train(X, Y, regularize_intercept=False, solver="spdc"), ValueError,
      r"^solver='spdc' cannot fit a free intercept \(regularize_intercept=False\); use one of "
-     r"\['newton', 'rda', 'sdca'\]"),
+     r"\['agm', 'newton', 'rda', 'sdca'\]"),
     ("free-intercept-sdca-l1", train(X, Y, regularize_intercept=False, solver="sdca",
                                      l1_ratio=0.5), ValueError,
      r"^solver='sdca' fits a free intercept \(regularize_intercept=False\) with the l2 penalty "
-     r"only; for the elastic net or l1 with a free intercept use solver='newton' or 'rda'"),
+     r"only; for the elastic net or l1 with a free intercept use solver='agm', 'newton' or 'rda'"),
     ("free-intercept-not-bool", train(X, Y, regularize_intercept="no"), TypeError,
      r"^regularize_intercept must be True or False"),
     ("gap-free-intercept-refine", gap(X, Y, regularize_intercept=False, refine_epochs=5),

@@ -13,9 +13,10 @@ from fastdual.solvers.sdca import SDCA
 from fastdual.solvers.spdc import SPDC
 from fastdual.solvers.rda import RDA
 from fastdual.solvers.newton import Newton
+from fastdual.solvers.agm import AGM
 
 
-SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA, Newton]}
+SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA, Newton, AGM]}
 
 
 def get_solver(name, problem):
