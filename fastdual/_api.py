@@ -6,7 +6,7 @@ import numpy as np
 
 from fastdual import _loop
 from fastdual import _multiclass
-from fastdual._problem import build_problem
+from fastdual._problem import build_f1_problem, build_problem
 from fastdual._validation import (check_choice, check_coef, check_int, check_labels,
                                   check_matrix, check_positive, check_seed,
                                   check_stream_weights)
@@ -97,6 +97,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     run = dict(solver=solver, options=given_options, seed=seed, tol=tol, max_epochs=max_epochs,
                check_every=check_every, verbose=verbose, callback=callback,
                on_interrupt=on_interrupt)
+    if get_loss_spec(loss).structured:
+        return _train_structured(X, y, objective, run, multiclass, class_weight, warm_start)
     if get_loss_spec(loss).task == "binary":
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
@@ -115,6 +117,23 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         check_int("n_jobs", n_jobs, 1)
     problem = build_problem(X, y, **objective)
     return solve(problem, warm_start=warm_start, **run)
+
+
+def _train_structured(X, y, objective, run, multiclass, class_weight, warm_start):
+    """loss="f1_hinge": one binary problem over the whole labeling, by AGM (seed 004)."""
+    loss = objective["loss"]
+    if run["solver"] not in ("auto", "agm"):
+        raise ValueError(f"loss={loss!r} is trained by solver='agm' (or 'auto'), got "
+                         f"solver={run['solver']!r}")
+    for name, value in (("multiclass", multiclass), ("class_weight", class_weight)):
+        if value is not None:
+            raise ValueError(f"loss={loss!r} is for two classes; it takes no {name}")
+    matrix = check_matrix(X)
+    classes, _ = check_labels(y, matrix.n_samples)
+    if classes.shape[0] != 2:
+        raise ValueError(f"loss={loss!r} needs exactly two classes, got {classes.shape[0]}")
+    problem = build_f1_problem(matrix, y, objective)
+    return solve(problem, warm_start=warm_start, **{**run, "solver": "agm"})
 
 
 def weigh_classes(class_weight, classes, index, sample_weight):
@@ -304,10 +323,18 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
         dual = float(sum(c.dual for c in parts))
         return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
     fit_intercept = intercept is not None
-    problem = build_problem(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
-                            fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                            sample_weight=sample_weight, loss_params=loss_params,
-                            regularize_intercept=regularize_intercept)
+    objective = dict(loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio, fit_intercept=fit_intercept,
+                     intercept_scaling=intercept_scaling, sample_weight=sample_weight,
+                     loss_params=loss_params, regularize_intercept=regularize_intercept)
+    structured = get_loss_spec(loss).structured
+    if structured:
+        if refine_epochs:
+            raise ValueError("refine_epochs is SDCA's refinement of per-sample duals; "
+                             f"loss={loss!r} has none")
+        refine_epochs = 0
+        problem = build_f1_problem(X, y, objective)
+    else:
+        problem = build_problem(X, y, **objective)
     d = problem.n_features
     w = np.empty(d + 1)
     w[:d] = check_coef(coef, d)
@@ -329,7 +356,7 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
     if dual_coef is None:
         duals = problem.duals_from_margins(w)
     else:
-        duals = check_coef(dual_coef, problem.n_samples, name="dual_coef")
+        duals = check_coef(dual_coef, problem.n_samples + structured, name="dual_coef")
     primal, dual = problem.primal_dual(w, duals)
     if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
         dual = _refined_dual(problem, primal, dual, duals, refine_epochs)

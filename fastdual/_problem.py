@@ -174,8 +174,8 @@ def map_strength(alpha, C, l1_ratio, total_weight):
 
 
 def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_scaling,
-                  sample_weight, loss_params, regularize_intercept=True):
-    spec, loss_obj, params = make_loss(loss, loss_params)
+                  sample_weight, loss_params, regularize_intercept=True, structured=False):
+    spec, loss_obj, params = make_loss(loss, loss_params, structured)
     matrix = check_matrix(X)
     targets, classes = check_targets(y, matrix.n_samples, spec.task, spec.name)
     weights, total_weight = check_sample_weight(sample_weight, matrix.n_samples)
@@ -244,3 +244,82 @@ def build_vector_problem(matrix, classes, index, strategy, objective):
     smoothing = base.loss_params.get("gamma", 0.0) if base.loss_name == "smooth_hinge" else 0.0
     return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), family=family,
                          n_classes=int(classes.shape[0]), smoothing=float(smoothing))
+
+
+# The per-element memory of the F1 dynamic program's tables (float64), at most this many.
+F1_TABLE_LIMIT = 2.5e8
+
+
+@dataclass
+class F1Problem(Problem):
+    """The F1-score max-margin problem (seed 004 Example 3): P(w) = l2/2 ||w||^2 + l1 ||w||_1 +
+    R(w), R the worst labeling's 1 - F1 plus margin terms (fastdual/_core/f1.pyx). Its dual
+    points are Gibbs distributions over the labelings, p(y') ~ exp(E_theta(y') / mu), given as
+    duals = (theta_1..theta_n, mu): any such vector is a distribution, so the certificate
+    recomputed from it is valid whatever it holds (docs/math.md Sec. 4i)."""
+
+    def _margins(self, w):
+        return self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
+
+    def penalty(self, w):
+        return 0.5 * self.l2 * float(w @ w) + self.l1 * float(np.sum(np.abs(w)))
+
+    def dual_value(self, duals):
+        """D(p) = E_p[Delta] - l2 g*(-A^T p / l2), A^T p = X^T (-(2/n) y q) (q the flip
+        probabilities), g*(v) = 1/2 ||soft_threshold(v, l1/l2)||^2."""
+        from fastdual._core import f1 as _f1
+        n = self.n_samples
+        flips = np.empty(n)
+        _, expected, _ = _f1.gibbs(np.ascontiguousarray(duals[:n]), self.y, float(duals[n]),
+                                   flips)
+        from fastdual.solvers._newton import transpose_times
+        gamma = np.empty(self.n_features + 1)
+        transpose_times(*self.X.kernel_args, n, self.n_features, self.bias,
+                        -(2.0 / n) * self.y * flips, gamma)
+        excess = np.maximum(np.abs(gamma) - self.l1, 0.0)
+        return expected - float(excess @ excess) / (2.0 * self.l2)
+
+    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+        from fastdual._core import f1 as _f1
+        w = np.asarray(w, dtype=np.float64)
+        primal = self.penalty(w) + _f1.worst_labeling(np.ascontiguousarray(self._margins(w)),
+                                                      self.y)
+        return primal, self.dual_value(self.feasible_duals(duals))
+
+    def feasible_duals(self, duals):
+        duals = np.asarray(duals, dtype=np.float64)
+        n = self.n_samples
+        if duals.shape != (n + 1,) or not np.isfinite(duals).all() or not duals[n] > 0.0:
+            raise ValueError(f"dual_coef of an f1_hinge model is (scores of the n = {n} samples, "
+                             f"mu > 0), finite, shape ({n + 1},); got shape {duals.shape}")
+        return duals
+
+    def duals_from_margins(self, w):
+        """The Gibbs distribution at w's margins with the best of a few mu (one dynamic program
+        each)."""
+        margins = self._margins(np.asarray(w, dtype=np.float64))
+        candidates = [np.append(margins, 10.0 ** -k / self.n_samples) for k in range(-1, 7)]
+        return max(candidates, key=self.dual_value)
+
+
+def build_f1_problem(X, y, objective):
+    """The F1 problem, validated as the hinge's (binary labels, X, alpha/C, intercept), plus
+    what the F1 risk needs: no sample weights, an l2 term, a regularised intercept, tables that
+    fit in memory."""
+    base = build_problem(X, y, **{**objective, "loss": "f1_hinge"}, structured=True)
+    if objective.get("sample_weight") is not None:
+        raise ValueError("loss='f1_hinge' takes no sample_weight (F1 counts samples)")
+    if base.l2 == 0.0:
+        raise ValueError("loss='f1_hinge' needs an l2 term (l1_ratio < 1)")
+    if base.free_intercept:
+        raise ValueError("loss='f1_hinge' has no free intercept; use regularize_intercept=True")
+    positives = int(np.sum(base.y > 0))
+    negatives = base.n_samples - positives
+    cells = (positives + 1) * (positives + 2) / 2 + (negatives + 1) * (negatives + 2) / 2
+    if cells > F1_TABLE_LIMIT:
+        raise ValueError(f"loss='f1_hinge' keeps O(n_+^2 + n_-^2) = {cells:.3g} numbers "
+                         f"(n_+ = {positives}, n_- = {negatives}), more than its limit "
+                         f"{F1_TABLE_LIMIT:.3g} ({F1_TABLE_LIMIT * 8 / 2**30:.1f} GiB); train on "
+                         "fewer samples")
+    fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
+    return F1Problem(**fields)

@@ -14,6 +14,9 @@ class LossSpec:
     task: str                       # "binary" or "regression"
     params: dict = field(default_factory=dict)   # parameter name -> default
     description: str = ""
+    # A risk over the whole labeling, not a sum over samples (f1_hinge): trained by
+    # fastdual.train with solver="agm" and certified by fastdual.duality_gap only.
+    structured: bool = False
 
 
 LOSSES = {
@@ -29,6 +32,10 @@ LOSSES = {
         LossSpec("absolute", _losses.Absolute, "regression", {}, "|z - y|"),
         LossSpec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",
                  {"epsilon": 0.1}, "max(0, |z - y| - epsilon), SVR"),
+        # (validated through the hinge's per-sample checks; its own risk is _core/f1.pyx)
+        LossSpec("f1_hinge", _losses.Hinge, "binary", {},
+                 "max over labelings of 1 - F1 + margin terms (seed 004 eq. 43, Joachims' "
+                 "multivariate SVM); solver='agm'", structured=True),
     ]
 }
 
@@ -39,9 +46,15 @@ def get_loss_spec(name):
     return LOSSES[name]
 
 
-def make_loss(name, loss_params):
-    """Return (spec, loss object, the full parameter dict) for a loss name and its parameters."""
+def make_loss(name, loss_params, structured=False):
+    """Return (spec, loss object, the full parameter dict) for a loss name and its parameters.
+    A structured loss (f1_hinge) only for the callers that know it (structured=True): every
+    per-sample path refuses it here, by name."""
     spec = get_loss_spec(name)
+    if spec.structured and not structured:
+        raise ValueError(f"loss={name!r} is a risk over the whole labeling: it is trained by "
+                         "fastdual.train(..., solver='agm') and certified by "
+                         "fastdual.duality_gap, for binary labels only")
     unknown = sorted(set(loss_params) - set(spec.params))
     if unknown:
         accepted = sorted(spec.params) or "none"

@@ -82,9 +82,9 @@ class _LinearModel(BaseEstimator):
 class LinearClassifier(ClassifierMixin, _LinearModel):
     """A certified linear classifier (binary or k classes) trained by fastdual.train.
 
-    loss: "smooth_hinge" (default), "hinge", "squared_hinge" or "logistic"; C (default 1,
+    loss: "smooth_hinge" (default), "hinge", "squared_hinge", "logistic" or "f1_hinge"; C (default 1,
     LIBLINEAR's) or alpha; l1_ratio; fit_intercept, intercept_scaling, regularize_intercept;
-    solver ("auto", "sdca", "spdc", "rda", "newton") and solver_options (a dict of the solver's
+    solver ("auto", "sdca", "spdc", "rda", "newton", "agm") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;
     tol (relative duality gap); max_iter (passes); random_state; warm_start; verbose.
     Fitted: coef_ (1, d) for two classes as scikit-learn's linear classifiers have it, (k, d)

@@ -31,6 +31,7 @@ import numpy as np
 
 from fastdual._loop import Option
 from fastdual.projection import project_box_hyperplane
+from fastdual._core import f1 as _f1
 from fastdual.solvers import _agm, _newton
 from fastdual.solvers.common import soft_threshold
 
@@ -132,8 +133,15 @@ class PrimalForm:
         diff = x - y
         return 0.5 * float(diff @ diff)
 
-    def point(self, x, averaged):
+    def point(self, x, image, averaged):
         return x, averaged
+
+    def smoothed_dual(self, checkpoint):
+        """D_mu of the checkpoint's duals: D minus what the smoothing subtracts,
+        mu/(2n) sum_i c_i a_i^2."""
+        problem, duals = self.problem, checkpoint.duals
+        return checkpoint.dual - 0.5 * self.mu * float(
+            problem.sample_weight @ (duals * duals)) / problem.n_samples
 
 
 class DualForm:
@@ -220,13 +228,58 @@ class DualForm:
         diff = x - y
         return 0.5 * float(self.metric @ (diff * diff))
 
-    def point(self, a, averaged):
+    def point(self, a, image, averaged):
         problem = self.problem
         w = np.array(averaged, dtype=np.float64)
         if problem.free_intercept:
             d = problem.n_features
             w[d] = best_intercept(problem, problem.X.matvec(w[:d]), w[d])
         return w, a
+
+
+class F1Form(PrimalForm):
+    """The F1-score risk (seed 004 Example 3) in the primal: f = R_mu (the entropy-smoothed
+    risk, its gradient by the dynamic program of Algorithms 5-6, fastdual/_core/f1.pyx), Psi the
+    penalty. Its dual point is the Gibbs distribution at x_k's margins with the current mu."""
+
+    def __init__(self, problem, mu):
+        super().__init__(problem, mu)
+        self.log_labelings = problem.n_samples * np.log(2.0)
+        self.no_dual = np.empty(0)
+
+    def lipschitz(self, spectral):
+        """Of the flips' covariance over mu: spectral / mu bounds it when the flips are
+        independent (a start for the adaptive search, and trace / mu its ceiling: the
+        worst case (sum_i |a_i . v|)^2 / 4 <= n/4 sum_i (a_i . v)^2)."""
+        return spectral / self.mu
+
+    def _risk(self, image, flips):
+        log_z, expected, energy = _f1.gibbs(image, self.problem.y, self.mu, flips)
+        return self.mu * (log_z - self.log_labelings), expected, energy, log_z
+
+    def value(self, x, image):
+        return self._risk(image, np.empty(self.problem.n_samples))[0] + self.penalty(x)
+
+    def gradient(self, u, image):
+        problem = self.problem
+        n = problem.n_samples
+        value = self._risk(image, self.duals)[0]
+        _newton.transpose_times(*self.args, -(2.0 / n) * problem.y * self.duals,
+                                self.gradient_buffer)
+        return value, self.gradient_buffer.copy(), self.no_dual
+
+    def point(self, x, image, averaged):
+        return x, np.append(image, self.mu)
+
+    def smoothed_dual(self, checkpoint):
+        """D_mu(p) = D(p) - mu (n log 2 - H(p)), H(p) = log Z - E_p[E] / mu the entropy of the
+        checkpoint's Gibbs distribution."""
+        n = self.problem.n_samples
+        duals = checkpoint.duals
+        log_z, _, energy = _f1.gibbs(np.ascontiguousarray(duals[:n]), self.problem.y,
+                                     float(duals[n]), np.empty(n))
+        entropy = log_z - energy / float(duals[n])
+        return checkpoint.dual - self.mu * (self.log_labelings - entropy)
 
 
 def best_intercept(problem, margins, start):
@@ -449,7 +502,7 @@ ENGINES = {"infinite": InfiniteMemory, "one": OneMemory}
 class AGM:
     name = "agm"
     losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
-              "epsilon_insensitive")
+              "epsilon_insensitive", "f1_hinge")
     pure_l1 = True
     free_intercept = True
     options = {
@@ -483,6 +536,10 @@ class AGM:
         if form == "auto":
             form = ("dual" if problem.free_intercept and not smooth and problem.l2 > 0.0
                     and problem.loss_name in DUAL_FORM_LOSSES else "primal")
+        structured = problem.loss_name == "f1_hinge"
+        if structured and form == "dual":
+            raise ValueError("loss='f1_hinge' trains with form='primal' (its dual is over the "
+                             "2^n labelings)")
         if form == "dual":
             if problem.loss_name not in DUAL_FORM_LOSSES:
                 raise ValueError(f"solver='agm' with form='dual' needs a loss whose dual is "
@@ -499,11 +556,14 @@ class AGM:
             if smooth and options["smoothing"] is not None:
                 raise ValueError(f"smoothing is for the non-smooth losses; loss="
                                  f"{problem.loss_name!r} is smooth already")
-            self.mu = 0.0 if smooth else (options["smoothing"] or SMOOTHING_START)
+            # (the F1 risk's energies move by about 1/n per flipped label: mu starts there)
+            start_mu = SMOOTHING_START / problem.n_samples if structured else SMOOTHING_START
+            self.mu = 0.0 if smooth else (options["smoothing"] or start_mu)
             self.continuation = not smooth and options["smoothing"] is None
-            self.form = PrimalForm(problem, self.mu)
+            self.form_class = F1Form if structured else PrimalForm
+            self.form = self.form_class(problem, self.mu)
             start = np.zeros(problem.n_features + 1)
-            if initial_duals is not None:        # w(duals), by the certificate
+            if initial_duals is not None and not structured:   # w(duals), by the certificate
                 v = np.empty(problem.n_features + 1)
                 problem.primal_dual(np.zeros(problem.n_features + 1), initial_duals, v_out=v)
                 start = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
@@ -537,7 +597,7 @@ class AGM:
 
     def point(self):
         engine = self.engine
-        return self.form.point(engine.x, engine.averaged)
+        return self.form.point(engine.x, engine.image_x, engine.averaged)
 
     def after_check(self, checkpoint):
         """The continuation of the smoothing (primal form, non-smooth loss, smoothing=None): once
@@ -546,14 +606,11 @@ class AGM:
         if not self.continuation:
             return
         problem, engine, mu = self.problem, self.engine, self.mu
-        duals = checkpoint.duals
-        smoothed_primal = engine.form.value(engine.x, engine.image_x)
-        smoothed_dual = checkpoint.dual - 0.5 * mu * float(
-            problem.sample_weight @ (duals * duals)) / problem.n_samples
-        smoothed_gap = smoothed_primal - smoothed_dual
+        smoothed_gap = (engine.form.value(engine.x, engine.image_x)
+                        - engine.form.smoothed_dual(checkpoint))
         if smoothed_gap <= 0.5 * (checkpoint.gap - smoothed_gap):
             self.mu = mu / SMOOTHING_FACTOR
-            self.form = PrimalForm(problem, self.mu)
+            self.form = self.form_class(problem, self.mu)
             self.search.L *= SMOOTHING_FACTOR     # the curvature of phi_mu scales as 1/mu
             self.search.ceiling = self.form.lipschitz(self.trace)
             self.engine = self.engine_class(self.form, engine.x, self.search)
