@@ -88,6 +88,24 @@ cdef extern from *:
     """
     int fd_ilogb(double x) noexcept nogil
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* c ? a : b by bit masks: no branch to mispredict, and no arithmetic on the unselected
+       value (which may be infinite). Cython writes a conditional expression as an if/else. */
+    static inline double fd_select(int c, double a, double b) {
+        uint64_t ua, ub, mask = (uint64_t)0 - (uint64_t)(c != 0), r;
+        double out;
+        memcpy(&ua, &a, sizeof ua);
+        memcpy(&ub, &b, sizeof ub);
+        r = (ua & mask) | (ub & ~mask);
+        memcpy(&out, &r, sizeof out);
+        return out;
+    }
+    """
+    double fd_select(int c, double a, double b) noexcept nogil
+
 # Status codes, also visible from Python (fastdual/projection.py turns them into exceptions).
 cpdef enum Status:
     OK = 0
@@ -267,11 +285,12 @@ cdef double select_kth(double* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
 # Problem (64): box + hyperplane.
 # --------------------------------------------------------------------------------------------
 ctypedef struct Piece:
-    # h_i(lambda) = min(max(w lambda, lo), hi); kinks lo / w and hi / w (always recomputed by the
-    # same division, so a kink in the selection buffer is bit-identical to the one classified).
+    # h_i(lambda) = min(max(w lambda, lo), hi) = w clip(lambda, tlo, thi) with the kinks
+    # tlo = lo / w, thi = hi / w (w > 0), computed once: the kink in the selection buffer is
+    # bit-identical to the one classified, and no loop over the pieces divides. 24 bytes.
     double w
-    double lo
-    double hi
+    double tlo
+    double thi
 
 
 cdef inline double clip(double x, double lo, double hi) noexcept nogil:
@@ -303,7 +322,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     cdef bint at_lo, at_hi, is_free
     cdef int e
     cdef bint zmin_inf = False, zmax_inf = False
-    cdef Accumulator zmin, zmax, cacc
+    cdef Accumulator zmin, zmax, cacc, fold, fold2
+    cdef double f0, f1, f2, f3, slope2, inv
     cdef Piece* pieces = NULL
     cdef double* kinks = NULL
     cdef Piece pc
@@ -410,8 +430,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         di = fabs(d[i * d_inc]) * d_scale
         # left / right: the bound a_i sits on as lambda -> -inf / +inf.
         # selects, not a branch: the signs of sigma (labels) are typically random
-        left = li if si > 0.0 else ui
-        right = ui if si > 0.0 else li
+        left = fd_select(si > 0.0, li, ui)
+        right = fd_select(si > 0.0, ui, li)
         if isfinite(left):
             acc_add(&zmin, si * left)
             zabs += fabs(si * left)
@@ -427,6 +447,7 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         hi = si * (right - mi)
         q = si / di
         w = q * q
+        inv = 1.0 / w
         if lo == hi:
             # Tight box (l = u, or a width below rounding): a constant contribution.
             acc_add(&cacc, lo)
@@ -443,8 +464,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             fd_work_free(kinks, 2 * n_sig * sizeof(double))
             report[3] = INFINITY
             return ERR_ILL_CONDITIONED
-        tlo = lo / w
-        thi = hi / w
+        tlo = lo * inv
+        thi = hi * inv
         if thi == -INFINITY:
             acc_add(&cacc, hi)          # state (f) for every finite lambda
         elif tlo == INFINITY:
@@ -453,8 +474,8 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             slope += w                  # state (e): free everywhere (both bounds infinite)
         else:
             pieces[nact].w = w
-            pieces[nact].lo = lo
-            pieces[nact].hi = hi
+            pieces[nact].tlo = tlo
+            pieces[nact].thi = thi
             nact += 1
             if isfinite(tlo):
                 kinks[nk] = tlo
@@ -488,10 +509,20 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
     lam = 0.0
     while nk > 0:
         pivot = select_kth(kinks, nk, (nk - 1) // 2)
-        fval = acc_value(&cacc) + slope * pivot
-        for j in range(nact):
-            pc = pieces[j]
-            fval += clip(pc.w * pivot, pc.lo, pc.hi)
+        # Four partial sums: the additions do not wait on each other (a single sum is one
+        # dependent add per piece).
+        f0 = f1 = f2 = f3 = 0.0
+        j = 0
+        while j + 4 <= nact:
+            f0 += pieces[j].w * clip(pivot, pieces[j].tlo, pieces[j].thi)
+            f1 += pieces[j + 1].w * clip(pivot, pieces[j + 1].tlo, pieces[j + 1].thi)
+            f2 += pieces[j + 2].w * clip(pivot, pieces[j + 2].tlo, pieces[j + 2].thi)
+            f3 += pieces[j + 3].w * clip(pivot, pieces[j + 3].tlo, pieces[j + 3].thi)
+            j += 4
+        while j < nact:
+            f0 += pieces[j].w * clip(pivot, pieces[j].tlo, pieces[j].thi)
+            j += 1
+        fval = acc_value(&cacc) + slope * pivot + ((f0 + f1) + (f2 + f3))
         if fval == 0.0:
             lam_lo = pivot
             lam_hi = pivot
@@ -505,20 +536,30 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
         # keep the rest, and their kinks strictly inside the bracket (duplicates of the pivot go).
         # Written with selects instead of branches: which case applies is data-dependent and
         # unpredictable, and every store below is in bounds (nk <= 2 j, i <= j).
+        # The folded constants go to two local compensated sums and the slopes to two plain ones
+        # (even and odd pieces: independent chains of additions, in registers), added to cacc
+        # and slope once after the loop.
         i = 0
         nk = 0
+        fold.sum = fold.comp = 0.0
+        fold2.sum = fold2.comp = 0.0
+        slope2 = 0.0
         for j in range(nact):
             pc = pieces[j]
-            tlo = pc.lo / pc.w
-            thi = pc.hi / pc.w
+            tlo = pc.tlo
+            thi = pc.thi
             at_hi = thi <= lam_lo                       # state (f) on the whole bracket
             at_lo = tlo >= lam_hi                       # state (d)
             is_free = (tlo <= lam_lo) & (thi >= lam_hi) # state (e)
             # select, never multiply by a flag: an unselected lo/hi may be infinite
-            x = pc.hi if at_hi else 0.0
-            x = pc.lo if at_lo else x
-            acc_add(&cacc, x)
-            slope += pc.w if is_free else 0.0
+            x = fd_select(at_hi, pc.w * thi, 0.0)
+            x = fd_select(at_lo, pc.w * tlo, x)
+            if j & 1:
+                acc_add(&fold2, x)
+                slope2 += fd_select(is_free, pc.w, 0.0)
+            else:
+                acc_add(&fold, x)
+                slope += fd_select(is_free, pc.w, 0.0)
             pieces[i] = pc
             i += not (at_hi | at_lo | is_free)
             # a folded coordinate has no kink strictly inside, so these flags are 0 for it
@@ -526,6 +567,11 @@ cdef int box_hyperplane_solve(Py_ssize_t n,
             nk += (tlo > lam_lo) & (tlo < lam_hi)
             kinks[nk] = thi
             nk += (thi > lam_lo) & (thi < lam_hi)
+        acc_add(&cacc, fold.sum)
+        acc_add(&cacc, fold.comp)
+        acc_add(&cacc, fold2.sum)
+        acc_add(&cacc, fold2.comp)
+        slope += slope2
         nact = i
 
     # ---- the root on the last piece: f = cval + slope * lambda -------------------------------
