@@ -36,12 +36,13 @@ OPTION_VALUES = {
     "gamma_d": [2.0, 3.0],
     "form": ["auto", "primal", "dual"],
     "smoothing": [None, 0.1],
+    "prox_function": ["euclidean", "optimized"],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
 REFUSALS = (r"takes batch_size=1|needs sampling='weighted'|rho is the parameter|takes no rda_gamma|"
             r"needs an l2 term|needs a smooth loss|with the l2 penalty only|takes neither output|cannot be combined with output='average'|outputs its own|lipschitz is the parameter|trains the l2 penalty only|no proximal term for a free|"
-            r"form='dual' needs|smoothing is (for|the primal)")
+            r"form='dual' needs|smoothing is (for|the primal)|prox_function( is|='optimized')")
 
 
 def test_the_matrix_covers_every_declared_option():

@@ -8,23 +8,27 @@ from fastdual._core.losses cimport Loss, step_of, slope_of
 
 
 def smoothed_loss(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
-                  Loss loss, double mu, double[::1] duals):
+                  Loss loss, double mu, double[::1] duals, const double[::1] weights=None):
     """sum_i c_i phi_mu(y_i, z_i), and duals_i = -phi_mu'(z_i) (the maximiser a_i of eq. 53).
 
-    phi_mu(z) = max_a -phi*(-a) - z a - mu/2 a^2: with mu = 0 the loss itself (smooth losses,
+    phi_mu(z) = max_a -phi*(-a) - z a - mu_i/2 a^2: with mu = 0 the loss itself (smooth losses,
     a = -phi'(z)); with mu > 0 the maximiser is the loss's conjugate prox step from a = 0 with
-    curvature mu, phi_mu'(z) = -a. Pass duals of length 0 for the value alone."""
+    curvature mu_i = mu weights_i (weights: the prox-function of Sec. 5.6; None: all 1),
+    phi_mu'(z) = -a. Pass duals of length 0 for the value alone."""
     cdef Py_ssize_t i, n = z.shape[0]
     cdef bint want = duals.shape[0] > 0
-    cdef double total = 0.0, a, d1, d2, value
+    cdef bint weighted = weights is not None
+    cdef double total = 0.0, a, d1, d2, value, mu_i = mu
     with nogil:
         for i in range(n):
             if mu == 0.0:
                 value = loss.value_derivatives(y[i], z[i], &d1, &d2)
                 a = -d1
             else:
-                a = step_of(loss, y[i], z[i], 0.0, mu)
-                value = loss.dual_value(y[i], a) - z[i] * a - 0.5 * mu * a * a
+                if weighted:
+                    mu_i = mu * weights[i]
+                a = step_of(loss, y[i], z[i], 0.0, mu_i)
+                value = loss.dual_value(y[i], a) - z[i] * a - 0.5 * mu_i * a * a
             if sample_weight[i] != 0.0:
                 total += sample_weight[i] * value
             if want:

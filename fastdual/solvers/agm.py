@@ -45,9 +45,10 @@ SMOOTHING_FACTOR = 10.0    # mu is divided by this at each stage
 EPS = np.finfo(float).eps
 
 
-def largest_eigenvalue(problem, iterations, rtol=1e-4):
+def largest_eigenvalue(problem, iterations, rtol=1e-4, vector=False):
     """lambda_max(X^T C X) / n (intercept feature included) by power iteration from a fixed
-    start: a lower estimate that approaches the true value from below."""
+    start: a lower estimate that approaches the true value from below (and, with vector, its
+    unit eigenvector estimate)."""
     n, d = problem.n_samples, problem.n_features
     args = (*problem.X.kernel_args, n, d, problem.bias)
     v = np.ones(d + 1) / np.sqrt(d + 1)
@@ -59,12 +60,31 @@ def largest_eigenvalue(problem, iterations, rtol=1e-4):
         new = float(v @ out) / n
         norm = float(np.linalg.norm(out))
         if not norm > 0.0:
-            return value
+            return (value, v) if vector else value
         v = out / norm
         if abs(new - value) <= rtol * new:
-            return new
+            return (new, v) if vector else new
         value = new
-    return value
+    return (value, v) if vector else value
+
+
+def optimized_prox_weights(problem):
+    """Sec. 5.6: the smoothing prox-function d(a) = 1/2 sum_i b_i^2 a_i^2 with
+    b_i^2 = |x_i . v*|, v* the top eigenvector of X^T C X (6 power iterations, as the seed
+    suggests), scaled to mean_i c_i b_i^2 = 1 so that the smoothing's bias bound (eq. 54) is
+    the Euclidean one's; floored at 1e-3 of the mean (a row orthogonal to v* would otherwise
+    make phi_mu infinitely curved)."""
+    _, v = largest_eigenvalue(problem, 6, rtol=0.0, vector=True)
+    z = np.empty(problem.n_samples)
+    _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                    problem.bias, v, z)
+    b2 = np.abs(z)
+    c = problem.sample_weight
+    mean = float(c @ b2) / problem.n_samples
+    if not mean > 0.0:
+        return None
+    b2 = np.maximum(b2 / mean, 1e-3)
+    return b2 / (float(c @ b2) / problem.n_samples)
 
 
 class PrimalForm:
@@ -73,8 +93,9 @@ class PrimalForm:
 
     name = "primal"
 
-    def __init__(self, problem, mu):
+    def __init__(self, problem, mu, weights=None):
         self.problem = problem
+        self.weights = weights      # the smoothing prox-function's b_i^2 (Sec. 5.6), or None
         n, d = problem.n_samples, problem.n_features
         self.size = d + 1
         self.penalised = np.ones(d + 1)
@@ -91,9 +112,19 @@ class PrimalForm:
         self.args = (*problem.X.kernel_args, n, d, problem.bias)
 
     def lipschitz(self, spectral):
-        """L of f for lambda_max(X^T C X)/n = spectral: the loss is (1/gamma)-smooth."""
+        """L of f for lambda_max(X^T C X)/n = spectral: the loss is (1/gamma)-smooth (with the
+        optimized prox-function a start for the adaptive search: rows are curved 1/(mu b_i^2))."""
         gamma = self.problem.loss.gamma if self.mu == 0.0 else self.mu
         return spectral / gamma
+
+    def ceiling(self):
+        """A proven bound on f's Lipschitz constant: lambda_max(X^T D X)/n <= its trace,
+        sum_i c_i ||x_i||^2 / (n gamma_i), gamma_i the loss's smoothness (mu b_i^2)."""
+        problem = self.problem
+        gamma = self.problem.loss.gamma if self.mu == 0.0 else self.mu
+        curvature = problem.sample_weight / (gamma if self.weights is None
+                                             else gamma * self.weights)
+        return float(curvature @ problem.squared_norms()) / problem.n_samples
 
     def start(self, w):
         return np.array(w, dtype=np.float64)
@@ -109,7 +140,7 @@ class PrimalForm:
     def value(self, x, image):
         problem = self.problem
         total = _agm.smoothed_loss(problem.y, problem.sample_weight, image, problem.loss,
-                                   self.mu, self.no_duals)
+                                   self.mu, self.no_duals, self.weights)
         return total / problem.n_samples + self.penalty(x)
 
     def gradient(self, u, image):
@@ -117,7 +148,7 @@ class PrimalForm:
         problem = self.problem
         n = problem.n_samples
         total = _agm.smoothed_loss(problem.y, problem.sample_weight, image, problem.loss,
-                                   self.mu, self.duals)
+                                   self.mu, self.duals, self.weights)
         _newton.transpose_times(*self.args, -problem.sample_weight * self.duals,
                                 self.gradient_buffer)
         return total / n, self.gradient_buffer / n, self.duals.copy()
@@ -140,8 +171,9 @@ class PrimalForm:
         """D_mu of the checkpoint's duals: D minus what the smoothing subtracts,
         mu/(2n) sum_i c_i a_i^2."""
         problem, duals = self.problem, checkpoint.duals
-        return checkpoint.dual - 0.5 * self.mu * float(
-            problem.sample_weight @ (duals * duals)) / problem.n_samples
+        scale = problem.sample_weight if self.weights is None else (
+            problem.sample_weight * self.weights)
+        return checkpoint.dual - 0.5 * self.mu * float(scale @ (duals * duals)) / problem.n_samples
 
 
 class DualForm:
@@ -171,6 +203,11 @@ class DualForm:
 
     def lipschitz(self, spectral):
         return spectral / self.problem.l2 + self.problem.loss.gamma
+
+    def ceiling(self):
+        problem = self.problem
+        trace = float(problem.sample_weight @ problem.squared_norms()) / problem.n_samples
+        return self.lipschitz(trace)
 
     def start(self, duals):
         return self.problem.feasible_duals(duals).copy()
@@ -252,6 +289,10 @@ class F1Form(PrimalForm):
         independent (a start for the adaptive search, and trace / mu its ceiling: the
         worst case (sum_i |a_i . v|)^2 / 4 <= n/4 sum_i (a_i . v)^2)."""
         return spectral / self.mu
+
+    def ceiling(self):
+        problem = self.problem
+        return float(problem.sample_weight @ problem.squared_norms()) / problem.n_samples / self.mu
 
     def _risk(self, image, flips):
         log_z, expected, energy = _f1.gibbs(image, self.problem.y, self.mu, flips)
@@ -520,6 +561,10 @@ class AGM:
                             "(eq. 39/41; losses with a smooth dual, l2 > 0); auto: the dual for "
                             "the hinge and absolute losses with a free intercept and l2 > 0 "
                             "(the SVM dual with bias), the primal otherwise"),
+        "prox_function": Option("euclidean", choices=("euclidean", "optimized"),
+                                help="the smoothing's prox-function (primal form, non-smooth "
+                                     "losses): euclidean a^2/2, or Sec. 5.6's data-dependent "
+                                     "b_i^2 a^2/2 from the top eigenvector"),
         "smoothing": Option(None, kind=float,
                             help="mu of the smoothed non-smooth loss in the primal form (eq. 53); "
                                  "None: continuation, mu divided by 10 whenever the certified gap "
@@ -536,11 +581,14 @@ class AGM:
         if form == "auto":
             form = ("dual" if problem.free_intercept and not smooth and problem.l2 > 0.0
                     and problem.loss_name in DUAL_FORM_LOSSES else "primal")
-        structured = problem.loss_name == "f1_hinge"
+        structured = self.structured = problem.loss_name == "f1_hinge"
         if structured and form == "dual":
             raise ValueError("loss='f1_hinge' trains with form='primal' (its dual is over the "
                              "2^n labelings)")
         if form == "dual":
+            if options["prox_function"] != "euclidean":
+                raise ValueError("prox_function is the primal form's smoothing; form='dual' "
+                                 "needs none")
             if problem.loss_name not in DUAL_FORM_LOSSES:
                 raise ValueError(f"solver='agm' with form='dual' needs a loss whose dual is "
                                  f"smooth, one of {list(DUAL_FORM_LOSSES)}; loss="
@@ -560,8 +608,13 @@ class AGM:
             start_mu = SMOOTHING_START / problem.n_samples if structured else SMOOTHING_START
             self.mu = 0.0 if smooth else (options["smoothing"] or start_mu)
             self.continuation = not smooth and options["smoothing"] is None
-            self.form_class = F1Form if structured else PrimalForm
-            self.form = self.form_class(problem, self.mu)
+            self.weights = None
+            if options["prox_function"] == "optimized":
+                if smooth or structured:
+                    raise ValueError("prox_function='optimized' is the smoothing's (Sec. 5.6): "
+                                     "for the hinge, absolute and epsilon-insensitive losses")
+                self.weights = optimized_prox_weights(problem)
+            self.form = self._smoothed_form(self.mu)
             start = np.zeros(problem.n_features + 1)
             if initial_duals is not None and not structured:   # w(duals), by the certificate
                 v = np.empty(problem.n_features + 1)
@@ -575,13 +628,15 @@ class AGM:
         if not options["adaptive"]:
             spectral *= 1.05      # power iteration approaches lambda_max from below
         self.spectral = max(spectral, np.finfo(float).tiny)
-        # lambda_max(X^T C X) <= its trace: the ceiling of the adaptive search.
-        self.trace = float(problem.sample_weight @ problem.squared_norms()) / problem.n_samples
         self.search = LipschitzSearch(self.form.lipschitz(self.spectral), options["adaptive"],
                                       options["gamma_u"], options["gamma_d"],
-                                      self.form.lipschitz(self.trace))
+                                      self.form.ceiling())
 
     helper_l2 = 0.0
+
+    def _smoothed_form(self, mu):
+        problem = self.problem
+        return F1Form(problem, mu) if self.structured else PrimalForm(problem, mu, self.weights)
 
     def start_from(self, w):
         if self.form.name == "primal":
@@ -610,7 +665,7 @@ class AGM:
                         - engine.form.smoothed_dual(checkpoint))
         if smoothed_gap <= 0.5 * (checkpoint.gap - smoothed_gap):
             self.mu = mu / SMOOTHING_FACTOR
-            self.form = self.form_class(problem, self.mu)
+            self.form = self._smoothed_form(self.mu)
             self.search.L *= SMOOTHING_FACTOR     # the curvature of phi_mu scales as 1/mu
-            self.search.ceiling = self.form.lipschitz(self.trace)
+            self.search.ceiling = self.form.ceiling()
             self.engine = self.engine_class(self.form, engine.x, self.search)
