@@ -30,7 +30,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     the weight of a constant feature of value intercept_scaling, regularised like the others;
     regularize_intercept=False leaves it out of the penalty (a free intercept, as scikit-learn's
     LogisticRegression and SVC have it), for the solvers that support it ("sdca" with the l2
-    penalty, "newton", "rda"); its
+    penalty, "newton", "rda", "agm"); its
     certificate projects the duals onto the constraint sum_i c_i alpha_i = 0 that the free
     intercept adds to the dual (docs/math.md).
 
@@ -38,7 +38,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     ----------
     X : scipy sparse matrix (CSR used as is) or 2-D array (C-contiguous used as is), float32/64.
     y : labels for hinge, squared_hinge, smooth_hinge, logistic (any two values; with k > 2
-        values, k one-vs-rest problems); real targets for squared, absolute,
+        values, k one-vs-rest problems) and f1_hinge (two values: the F1-score risk of the
+        whole labeling, solver "agm"); real targets for squared, absolute,
         epsilon_insensitive.
     multiclass : how k > 2 labels are trained. "ovr": one binary problem per class (that class
         against the rest, every loss and solver) on one validated view of X, each certified;

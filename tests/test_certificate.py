@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import fastdual
 from conftest import (BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, np_objective,
@@ -178,3 +178,27 @@ def test_the_convergence_warning_on_unscaled_data_says_what_helps():
         fastdual.train(Xs, y, loss="logistic", alpha=1e-7, tol=1e-12, max_epochs=2,
                        random_state=0)
     assert "standardizing" not in str(record[0].message)
+
+
+@settings(max_examples=20)
+@given(loss=st.sampled_from(ALL), seed=st.integers(0, 10_000),
+       l1_ratio=st.sampled_from([0.0, 0.3]), sparse=st.booleans())
+def test_free_intercept_weak_duality_for_random_dual_points(loss, seed, l1_ratio, sparse):
+    """With regularize_intercept=False any dual point, on the hyperplane sum_i c_i a_i = 0 or
+    not, is projected onto it (and the box) before D is evaluated: D never exceeds P at any
+    (w, b), in particular at a near-optimal model (within 1e-6 of P*, certified)."""
+    rng = np.random.default_rng(seed)
+    X, y = problem_for(loss, n=30, d=4, seed=seed, sparse=sparse)
+    weights = rng.uniform(0.2, 3.0, 30)
+    objective = dict(loss=loss, alpha=0.05, l1_ratio=l1_ratio, sample_weight=weights,
+                     regularize_intercept=False)
+    solver = "sdca" if l1_ratio == 0.0 else "agm"
+    optimum = fastdual.train(X, y, solver=solver, tol=1e-6, max_epochs=100_000, **objective)
+    assert optimum.converged_
+    p_star = optimum.primal_        # within 1e-6 of the optimum
+    signs = np.where(y > 0, 1.0, -1.0) if loss in BINARY_LOSSES else y
+    dual = 3.0 * random_feasible_dual(loss, signs, rng)
+    coef, intercept = rng.standard_normal(4), float(rng.standard_normal())
+    cert = fastdual.duality_gap(X, y, coef, intercept, dual_coef=dual, **objective)
+    assert cert.dual <= p_star + 1e-12 * max(1.0, abs(p_star))
+    assert cert.dual <= cert.primal + 1e-12 * max(1.0, abs(cert.primal))

@@ -31,7 +31,7 @@ import numpy as np
 
 from fastdual._loop import Option
 from fastdual.projection import project_box_hyperplane
-from fastdual._core import f1 as _f1
+from fastdual._core import f1 as _f1, projection as _projection
 from fastdual.solvers import _agm, _newton
 from fastdual.solvers.common import soft_threshold
 
@@ -255,8 +255,15 @@ class DualForm:
         1/rho = A_k: their rounding, eps A_k |G|, is what limits the infinite-memory form."""
         target = center - gradient / (rho * self.metric)
         if self.problem.free_intercept:
-            a = project_box_hyperplane(target, self.lower, self.upper,
-                                       self.problem.sample_weight, 0.0, d=self.root_metric)
+            # The kernel itself: its inputs are the solver's own, already valid (the public
+            # function's checks cost as much as the projection at this size).
+            a = np.empty_like(target)
+            status = _projection.box_hyperplane(target, self.lower, self.upper,
+                                                self.problem.sample_weight, self.root_metric,
+                                                0.0, a)[0]
+            if status != 0:         # (a target that is not finite, say): the checked path
+                a = project_box_hyperplane(target, self.lower, self.upper,
+                                           self.problem.sample_weight, 0.0, d=self.root_metric)
         else:
             a = np.clip(target, self.lower, self.upper)
         return a, 0.0
