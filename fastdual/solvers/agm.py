@@ -398,7 +398,23 @@ class LipschitzSearch:
         yield max(self.ceiling, L)
 
 
-class InfiniteMemory:
+class Engine:
+    """What both memories do to their points: u between z and x (margins or v alike, no pass),
+    and x moved towards the new z, whose image costs the iteration's second pass."""
+
+    def between(self, theta):
+        """(u, image of u) for u = theta z + (1 - theta) x."""
+        u = self.z + (1.0 - theta) * (self.x - self.z)
+        return u, self.image_z + (1.0 - theta) * (self.image_x - self.image_z)
+
+    def towards(self, z, share):
+        """(x', image of z, image of x') for x' = x + share (z - x)."""
+        image_z = self.form.image(z)
+        return (self.x + share * (z - self.x), image_z,
+                self.image_x + share * (image_z - self.image_x))
+
+
+class InfiniteMemory(Engine):
     """Algorithms 1-2 with d = 1/2||.||_M^2, lambda_1 = 0 and lambda = lambda_2 (Psi's strong
     convexity). psi_k / A_k = Delta(x, x_0) / A_k + Psi(x) + <G_k, x> + C_k, with G_k and C_k the
     a_i-weighted averages of grad f(u_i) and f(u_i) - <grad f(u_i), u_i>."""
@@ -437,17 +453,13 @@ class InfiniteMemory:
             A1 = A + a
             tau1 = 1.0 + lam * A
             tau = tau1 + lam * a * A / A1
-            theta = a * tau1 / (tau * A1)          # u = theta z + (1 - theta) x (step 7)
-            u = self.z + (1.0 - theta) * (self.x - self.z)
-            image_u = self.image_z + (1.0 - theta) * (self.image_x - self.image_z)
+            u, image_u = self.between(a * tau1 / (tau * A1))      # step 7
             f_u, g, other = form.gradient(u, image_u)
             share = a / A1
             G = self.G + share * (g - self.G)
             C = self.C + share * (f_u - float(g @ u) - self.C)
             z, psi_z = form.prox(self.x0, G, 1.0 / A1)
-            x = self.x + share * (z - self.x)
-            image_z = form.image(z)
-            image_x = self.image_x + share * (image_z - self.image_x)
+            x, image_z, image_x = self.towards(z, share)
             passed = True
             if not search.adaptive:
                 break
@@ -473,7 +485,7 @@ class InfiniteMemory:
             self.restart(x, image_x)
 
 
-class OneMemory:
+class OneMemory(Engine):
     """Algorithms 3-4 with d = 1/2||.||_M^2 and lambda_1 = 0: q_k(x) = c_k Delta(x, z_k) + Q_k."""
 
     def __init__(self, form, x, search):
@@ -513,16 +525,12 @@ class OneMemory:
             a = 2.0 * c / (b + np.sqrt(b * b + 4.0 * (L + lam) * c))
             tau1 = (1.0 - a) * c
             tau = tau1 + lam * a * (1.0 - a)
-            theta = tau1 * a / tau                  # u = theta z + (1 - theta) x (step 8)
-            u = self.z + (1.0 - theta) * (self.x - self.z)
-            image_u = self.image_z + (1.0 - theta) * (self.image_x - self.image_z)
+            u, image_u = self.between(tau1 * a / tau)             # step 8
             f_u, g, other = form.gradient(u, image_u)
             z, psi_z = form.prox(self.z, g, tau1 / a)
             linear = f_u + float(g @ (z - u))
             Q = (1.0 - a) * (c * form.distance(z, self.z) + self.Q) + a * (linear + psi_z)
-            x = self.x + a * (z - self.x)
-            image_z = form.image(z)
-            image_x = self.image_x + a * (image_z - self.image_x)
+            x, image_z, image_x = self.towards(z, a)
             passed = True
             if not search.adaptive:
                 break
