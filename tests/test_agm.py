@@ -179,9 +179,12 @@ def test_agm_reaches_the_sdca_optimum(loss, l1_ratio, memory):
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
-def test_agm_dual_form_with_a_regularised_intercept(loss):
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+def test_agm_dual_form_with_a_regularised_intercept(loss, l1_ratio):
+    """The dual form (eq. 39) with the l2 penalty and with the elastic net (g* of the soft
+    threshold), the box alone (no hyperplane): SDCA's optimum."""
     X, y = binary_problem(n=100, d=6, seed=7)
-    objective = dict(loss=loss, alpha=1e-2)
+    objective = dict(loss=loss, alpha=1e-2, l1_ratio=l1_ratio)
     _, p_star = reference(X, y, **objective)
     model = fastdual.train(X, y, solver="agm", form="dual", tol=1e-7, max_epochs=50_000,
                            **objective)
