@@ -226,9 +226,14 @@ def _split_options(loss, solver, options):
 def _model(problem, result, solver, helper_l2, tol):
     point = result.checkpoint
     d = problem.n_features
+    # The checkpoint's frozen copies are handed to the model, not copied again (on very wide
+    # data each copy is a d-vector): nothing reads the checkpoint after this.
+    w, duals = point.w, point.duals
+    w.setflags(write=True)
+    duals.setflags(write=True)
     return Model(
-        point.w[:d].copy(), point.w[d] * problem.bias, problem.classes,
-        dual_coef=point.duals.copy(), loss=problem.loss_name, loss_params=problem.loss_params,
+        w[:d], w[d] * problem.bias, problem.classes,
+        dual_coef=duals, loss=problem.loss_name, loss_params=problem.loss_params,
         task=problem.task, solver=solver, alpha=problem.alpha, l1_ratio=problem.l1_ratio,
         l2_=problem.l2, l1_=problem.l1, l2_added_=helper_l2,
         fit_intercept=problem.fit_intercept, intercept_scaling=problem.intercept_scaling,

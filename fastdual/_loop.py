@@ -10,8 +10,8 @@ option's windows; None to leave it to the schedule) and `after_check(checkpoint)
 pure-l1 continuation). Everything else happens here, once, for every solver.
 
 What a model reports about itself is never carried over from bookkeeping: at each check the
-point is copied (the copies are frozen, read-only) and the certificate is computed on the copies
-by the one shared gap function. The model returned is built from exactly one such checkpoint:
+certificate is computed by the one shared gap function on the driver's point, of which exact
+copies are then frozen (read-only) in the checkpoint. The model returned is built from exactly one such checkpoint:
 the last one, or after Ctrl-C the one with the smallest certified relative gap; its epoch is
 `n_epochs_` and `history_` ends with it.
 """
@@ -112,14 +112,18 @@ class Result:
 
 
 def certify(problem, w, duals, epoch):
-    """Freeze copies of (w, duals) and certify exactly them (duals from the margins if None;
-    with a free intercept, projected onto its hyperplane first)."""
-    w = np.array(w, dtype=np.float64)
+    """Certify (w, duals) and freeze exact copies of them (duals from the margins if None; with
+    a free intercept, projected onto its hyperplane first). The certificate is computed before
+    the copies are made (the driver does not run meanwhile, so they hold the same bits): the
+    gap function's scratch and the copies are never alive together, one d-vector less at the
+    peak on very wide data."""
+    w = np.asarray(w, dtype=np.float64)
     duals = problem.duals_from_margins(w) if duals is None else problem.feasible_duals(duals)
-    duals = np.array(duals, dtype=np.float64)
+    duals = np.asarray(duals, dtype=np.float64)
+    primal, dual = problem.primal_dual(w, duals, feasible=True)
+    w, duals = w.copy(), duals.copy()
     w.setflags(write=False)
     duals.setflags(write=False)
-    primal, dual = problem.primal_dual(w, duals, feasible=True)
     return Checkpoint(int(epoch), w, duals, float(primal), float(dual))
 
 

@@ -134,7 +134,8 @@ class Problem:
         data = self.X.data[:self.X.indptr[-1]] if self.X.is_sparse else self.X.data
         if data.size == 0:
             return ""
-        rms = float(np.sqrt(np.mean(np.square(data, dtype=np.float64))))
+        # (a dot product: no temporary the size of X)
+        rms = float(np.sqrt(float(np.dot(data, data)) / data.size))
         if not rms > 10.0:
             return ""
         norms = np.sqrt(self.squared_norms())

@@ -16,15 +16,18 @@ from fastdual._core.rows cimport row_axpy, row_dot, row_range, row_square_axpy
 def margins(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
             Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] w,
             double[::1] out):
-    """out_i = x_i . w + bias w[n_features]."""
+    """out_i = x_i . w + bias w[n_features] (w of length n_features + 1); with bias = 0, w may
+    have length n_features (X w, as Matrix.matvec asks: float32 X is read as it is)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef const double* wp = &w[0] if w.shape[0] > 0 else NULL
+    cdef double shift = bias * w[n_features] if bias != 0.0 else 0.0
     cdef Py_ssize_t i, start, end
     with nogil:
         for i in range(n_samples):
             row_range(ptr, i, n_features, &start, &end)
-            out[i] = row_dot(x, ind, start, end, &w[0]) + bias * w[n_features]
+            out[i] = row_dot(x, ind, start, end, wp) + shift
 
 
 def transpose_times(const floating[::1] data, const int[::1] indices, const int[::1] indptr,

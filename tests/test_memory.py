@@ -1,0 +1,55 @@
+"""What training allocates: never a copy of X, and on very wide data only the d-vectors the
+method and its certificate need (docs/benchmarks.md Sec. I), measured with tracemalloc, which
+numpy reports its allocations to."""
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import fastdual
+
+
+def traced_peak(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("solver", ["sdca", "spdc", "rda", "newton", "agm"])
+def test_x_is_never_copied(dtype, solver):
+    """A CSR X of 400,000 entries (2.4-3.2 MB) with few samples and features: training adds
+    far less than X itself (a copy would add all of it)."""
+    rng = np.random.default_rng(0)
+    n, d, per_row = 2000, 500, 200
+    X = sp.random(n, d, density=per_row / d, format="csr", random_state=0, dtype=dtype)
+    X.sort_indices()
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    with warnings.catch_warnings():      # (5 epochs: unconverged, the warning's advice runs too)
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=1e-3,
+                                                  max_epochs=5, solver=solver))
+    assert peak < 0.5 * x_bytes
+
+
+def test_sdca_on_very_wide_data_keeps_three_d_vectors():
+    """SDCA with l2 keeps v = w; a check adds the gap function's scratch v(duals), then the
+    checkpoint's frozen copy of w (after the scratch is gone), while the previous checkpoint is
+    still held: three float64 d-vectors at the peak, whatever the number of checks."""
+    d = 1 << 22
+    rng = np.random.default_rng(1)
+    n, per_row = 500, 5
+    X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row).astype(np.int32),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    X.sort_indices()
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=0.0,
+                                              max_epochs=4, check_every=1, solver="sdca"))
+    assert peak <= 3.1 * 8 * d
