@@ -65,13 +65,78 @@ cdef void _penalty_terms(const double* w, const double* v, Py_ssize_t m, double 
                 g_conj[0] += 0.5 * excess * excess
 
 
+cdef void _block_pass(const floating* x, const int* ind, const int* ptr, Py_ssize_t n_rows,
+                      Py_ssize_t n_features, double bias, const double[::1] y,
+                      const double[::1] sample_weight, const double* w,
+                      const double[::1] duals, double inv_l2n, Loss loss, double v_bias,
+                      double* v, double* loss_sum, double* conj_sum, bint margin_alternative,
+                      double[::1] margin_duals, double* v_margin) noexcept nogil:
+    """One pass over a block of rows: adds sum_i c_i phi(x_i . w) and sum_i c_i (-phi*(-a_i))
+    to the sums and c_i a_i x_i / (l2 n) to v (the intercept feature's entry with v_bias), and,
+    for pure l1, the same for the margin duals. The block form of the certificate: blocks of
+    rows (Dask's, one machine's) are passed separately and their sums and v's added."""
+    cdef Py_ssize_t i, start, end
+    cdef double z, c, scale, u
+    for i in range(n_rows):
+        c = sample_weight[i]
+        if c == 0.0:
+            continue
+        row_range(ptr, i, n_features, &start, &end)
+        z = row_dot(x, ind, start, end, w) + bias * w[n_features]
+        loss_sum[0] += c * loss.value(y[i], z)
+        conj_sum[0] += c * loss.dual_value(y[i], duals[i])
+        scale = c * duals[i] * inv_l2n
+        if scale != 0.0:
+            row_axpy(x, ind, start, end, scale, v)
+            v[n_features] += scale * v_bias
+        if margin_alternative:
+            u = loss.dual_from_margin(y[i], z)
+            margin_duals[i] = u
+            scale = c * u * inv_l2n
+            if scale != 0.0:
+                row_axpy(x, ind, start, end, scale, v_margin)
+                v_margin[n_features] += scale * v_bias
+
+
+def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_rows, Py_ssize_t n_features, double bias, const double[::1] y,
+               const double[::1] sample_weight, const double[::1] w, const double[::1] duals,
+               double l2, Py_ssize_t n_total, Loss loss, double[::1] v, bint free_bias=False):
+    """The certificate's pass over one block of the rows of a problem of n_total samples:
+    returns (sum_i c_i phi(y_i, x_i . w), sum_i c_i (-phi*(-a_i))) over the block and adds its
+    share of v(duals) to v (length n_features + 1). combine() turns the totals into (P, D).
+    l2 > 0."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double loss_sum = 0.0, conj_sum = 0.0
+    cdef double[::1] unused = np.zeros(1)
+    with nogil:
+        _block_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, &w[0], duals,
+                    1.0 / (l2 * n_total), loss, 0.0 if free_bias else bias, &v[0], &loss_sum,
+                    &conj_sum, False, unused, NULL)
+    return loss_sum, conj_sum
+
+
+def combine(const double[::1] w, const double[::1] v, double loss_sum, double conj_sum,
+            Py_ssize_t n_total, double l2, double l1, bint free_bias=False):
+    """(P, D) from the blocks' summed sums and v: P = loss_sum / n + l2/2 ||w||^2 + l1 ||w||_1,
+    D = conj_sum / n - l2 g*(v) (the free intercept's entry out of both penalties). l2 > 0."""
+    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+    cdef Py_ssize_t m = w.shape[0] - 1 if free_bias else w.shape[0]
+    with nogil:
+        _penalty_terms(&w[0], &v[0], m, l2, l1, &sq_norm, &l1_norm, &g_conj)
+    return (loss_sum / n_total + 0.5 * l2 * sq_norm + l1 * l1_norm,
+            conj_sum / n_total - l2 * g_conj)
+
+
 def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,
                 const double[::1] w, const double[::1] duals,
                 double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False):
     """Return (primal, dual) for w and the duals, and write v(duals) into v_out (length
-    n_features + 1).
+    n_features + 1): the whole data as one block (block_sums and combine, for l2 > 0).
 
     free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a
     free intercept). Its dual carries the constraint sum_i c_i duals_i = 0, which the caller
@@ -91,33 +156,15 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef bint margin_alternative = pure_l1 and not free_bias
     cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
     cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
-    cdef Py_ssize_t i, j, start, end
-    cdef double z, c, scale, u
     cdef double loss_sum = 0.0, conj_sum = 0.0, margin_conj_sum = 0.0
     cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
     cdef double v_bias = 0.0 if free_bias else bias     # the intercept feature's share in v
     cdef Py_ssize_t penalised = n_features if free_bias else n_features + 1
     with nogil:
         v_out[:] = 0.0
-        for i in range(n_samples):
-            c = sample_weight[i]
-            if c == 0.0:
-                continue
-            row_range(ptr, i, n_features, &start, &end)
-            z = row_dot(x, ind, start, end, &w[0]) + bias * w[n_features]
-            loss_sum += c * loss.value(y[i], z)
-            conj_sum += c * loss.dual_value(y[i], duals[i])
-            scale = c * duals[i] * inv_l2n
-            if scale != 0.0:
-                row_axpy(x, ind, start, end, scale, &v_out[0])
-                v_out[n_features] += scale * v_bias
-            if margin_alternative:
-                u = loss.dual_from_margin(y[i], z)
-                margin_duals[i] = u
-                scale = c * u * inv_l2n
-                if scale != 0.0:
-                    row_axpy(x, ind, start, end, scale, &v_margin[0])
-                    v_margin[n_features] += scale * v_bias
+        _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0], duals,
+                    inv_l2n, loss, v_bias, &v_out[0], &loss_sum, &conj_sum,
+                    margin_alternative, margin_duals, &v_margin[0])
         _penalty_terms(&w[0], &v_out[0], penalised, l2, l1, &sq_norm, &l1_norm, &g_conj)
         if pure_l1:
             conj_sum = _feasible_dual_sum(&v_out[0], penalised, l1, loss, y,
