@@ -11,7 +11,6 @@ import fastdual
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, binary_problem, problem_for
 from fastdual._problem import build_problem
 from fastdual.losses import make_loss
-from fastdual.solvers import SOLVERS, solver_options
 from fastdual.solvers import _agm
 from fastdual.solvers.agm import (InfiniteMemory, LipschitzSearch, OneMemory, PrimalForm,
                                   largest_eigenvalue)

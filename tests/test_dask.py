@@ -2,7 +2,6 @@
 training, its global certificate against the shared gap function on the gathered data."""
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import dask.array as da
 from distributed import Client, LocalCluster

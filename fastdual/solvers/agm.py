@@ -675,7 +675,7 @@ class AGM:
         the true one, mu is divided by SMOOTHING_FACTOR and the method restarts from x_k."""
         if not self.continuation:
             return
-        problem, engine, mu = self.problem, self.engine, self.mu
+        engine, mu = self.engine, self.mu
         smoothed_gap = (engine.form.value(engine.x, engine.image_x)
                         - engine.form.smoothed_dual(checkpoint))
         if smoothed_gap <= 0.5 * (checkpoint.gap - smoothed_gap):
