@@ -6,18 +6,21 @@
     model = fastdual.dask.train(X, y, loss="logistic", alpha=1e-4)   # X, y: dask arrays
 
 X is a dask array chunked by rows only (dense or scipy CSR blocks), y a dask array with the same
-row chunks. Each worker keeps its block of rows and that block's duals; every round the driver
-broadcasts w, each worker runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith,
-Jaggi et al.; gamma = 1, sigma' = K blocks) in fastdual's own SDCA kernel, and returns its change
-of v; w moves by their sum. The certificate is the shared gap function in block form
-(_core/gap.pyx: block_sums on each worker at the new w, combine on the driver): P(w) and D of
-the duals kept on the workers, v recomputed from them, so the model's gap_ bounds its
-suboptimality for data no single process held. docs/math.md Sec. 4j; docs/cluster.md.
+row chunks. Each worker keeps its blocks of rows and their duals in its own memory; every round
+the driver broadcasts v (w = v, or its soft threshold for the elastic net) and each block, in one
+task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
+block_sums) and then runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith, Jaggi
+et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v. The
+driver adds the shares (`combine`: P(w) and D of the duals, v recomputed from them), stops on the
+relative gap, and otherwise moves v by the sum of the changes. docs/math.md Sec. 4j;
+docs/cluster.md.
 
-The l2 penalty (l1_ratio = 0), a regularised intercept or none, every loss SDCA trains; the
-same seed and chunking give the same model.
+Every round commits the duals it certified to the driver; a worker lost in the middle of a round
+costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
+round runs again (the same seed gives the same result). The model returned is always a committed
+state with its own certificate.
 """
-import copy
+import itertools
 import warnings
 
 import numpy as np
@@ -29,25 +32,35 @@ from fastdual._validation import check_matrix, check_int, check_positive, check_
 from fastdual.losses import make_loss
 from fastdual.model import Model
 from fastdual.solvers import _sdca
+from fastdual.solvers.common import soft_threshold
 
 # The options of the SDCA epoch the blocks run (Option I, permutation sampling, no shrinking).
 OPTION_I = 1
+# Rounds run again after lost workers before giving up with an error.
+MAX_RECOVERIES = 3
+# The blocks kept by this process when it is a Dask worker: (training token, block index) -> Block.
+_STATE = {}
+_TOKENS = itertools.count()
 
 
 def _require_dask():
     try:
         import dask.array as da
-        from distributed import default_client, wait
+        from distributed import default_client
     except ImportError as exc:   # pragma: no cover - depends on the installation
         raise ImportError("fastdual.dask needs dask and distributed: pip install "
                           "'fastdual[dask]'") from exc
-    return da, default_client, wait
+    return da, default_client
+
+
+class MissingBlock(LookupError):
+    """A block's task ran on a worker that does not hold the block (its worker was lost)."""
 
 
 class Block:
-    """One worker's rows, their duals and what SDCA needs of them (built on the worker)."""
+    """One block of rows with its duals and what SDCA needs of them."""
 
-    def __init__(self, X, y, loss_name, loss_params, classes, bias, index):
+    def __init__(self, X, y, loss_name, loss_params, classes, bias, index, duals=None):
         self.matrix = check_matrix(X)
         y = np.asarray(y)
         if classes is None:
@@ -61,8 +74,8 @@ class Block:
         n, d = self.matrix.n_samples, self.matrix.n_features
         self.weights = np.ones(n)
         self.sq_norms = _rows.row_squared_norms(*self.matrix.kernel_args, n, d, bias)
-        self.duals = np.zeros(n)
-        self.order = np.arange(n, dtype=np.intp)
+        self.committed = None
+        self.restore(np.zeros(n) if duals is None else duals)
 
     def __getstate__(self):
         """Picklable between processes: the loss (a Cython object) is rebuilt from its name."""
@@ -74,55 +87,160 @@ class Block:
         self.__dict__.update(state)
         self.loss = make_loss(*self.loss_spec)[1]
 
-    def local_round(self, w, l2, n_total, blocks, epochs, seed):
+    def restore(self, duals):
+        """Back to committed duals."""
+        self.duals = np.array(duals, dtype=np.float64)
+        self.round = None
+
+    def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_):
+        """One round: certify the duals held now at w = grad g*(v), then (epochs > 0) improve
+        them on the local subproblem. Returns (duals certified, change of v or None, loss sum,
+        conjugate sum, share of v(duals)). Running the same round twice gives the same result."""
+        if self.round == round_:
+            self.duals[:] = self.committed
+        m = self.matrix
+        w = soft_threshold(v, l1 / l2) if l1 else v
+        share = np.zeros(m.n_features + 1)
+        loss_sum, conj_sum = _gap.block_sums(*m.kernel_args, m.n_samples, m.n_features,
+                                             self.bias, self.y, self.weights, w, self.duals,
+                                             l2, n_total, self.loss, share)
+        self.round, self.committed = round_, self.duals.copy()
+        delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed) if epochs else None
+        return self.committed, delta, loss_sum, conj_sum, share
+
+    def local_round(self, v, l2, l1, n_total, sigma, epochs, seed):
         """CoCoA+'s local subproblem by SDCA from the duals: returns the block's change of v.
 
         The kernel scales steps by 1 / (l2' n_k) for its n_k rows; l2' = l2 n / (sigma' n_k)
         makes that sigma' / (l2 n): the curvature sigma' q_i and the update sigma' A_k da / (l2 n)
-        of the subproblem, whose v starts at w."""
+        of the subproblem, whose v starts at the global v; l1' = l1 l2' / l2 keeps the threshold
+        l1 / l2, so the kernel's w is grad g*(v + sigma' dv_k) (docs/math.md Sec. 4j)."""
         m = self.matrix
         n = m.n_samples
-        working_l2 = l2 * n_total / (blocks * n)
-        v = np.array(w, dtype=np.float64)
+        working_l2 = l2 * n_total / (sigma * n)
+        working_l1 = l1 * working_l2 / l2
+        local_v = np.array(v, dtype=np.float64)
+        local_w = soft_threshold(local_v, l1 / l2) if l1 else local_v
         q_max = float(np.max(self.sq_norms, initial=0.0)) / (working_l2 * n)
+        # The visiting order depends on (seed, block) only: a round run again after a lost
+        # worker, from the committed duals, repeats exactly.
         rng_state = np.random.SeedSequence([seed, self.index]).generate_state(4, np.uint64)
-        self.order = self.order.copy()
+        order = np.arange(n, dtype=np.intp)
         for _ in range(epochs):
             _sdca.sdca_epoch(*m.kernel_args, n, m.n_features, self.bias, self.y, self.weights,
-                             self.sq_norms, self.duals, v, v, self.loss, working_l2, 0.0,
-                             OPTION_I, q_max, False, self.order, rng_state, n, np.inf,
-                             np.empty(0), np.empty(0, dtype=np.intp))
-        return (v - w) / blocks
-
-    def certificate(self, w, l2, n_total):
-        """This block's sums and share of v(duals) (the certificate's block form)."""
-        m = self.matrix
-        v = np.zeros(m.n_features + 1)
-        loss_sum, conj_sum = _gap.block_sums(*m.kernel_args, m.n_samples, m.n_features,
-                                             self.bias, self.y, self.weights, w, self.duals,
-                                             l2, n_total, self.loss, v)
-        return loss_sum, conj_sum, v
+                             self.sq_norms, self.duals, local_v, local_w, self.loss, working_l2,
+                             working_l1, OPTION_I, q_max, False, order, rng_state, n,
+                             np.inf, np.empty(0), np.empty(0, dtype=np.intp))
+        local_v -= v
+        local_v /= sigma
+        return local_v
 
 
-def _build(X, y, loss_name, loss_params, classes, bias, index):
-    return Block(X, y, loss_name, loss_params, classes, bias, index)
+def _worker_address():
+    from distributed import get_worker
+    return get_worker().address
 
 
-def _round(block, w, l2, n_total, blocks, epochs, seed):
-    """A new block with the round's duals (the input is left as it was: a task that is run
-    again, after a lost worker, starts from the same duals and gives the same result)."""
-    block = copy.copy(block)
-    block.duals = block.duals.copy()
-    delta = block.local_round(w, l2, n_total, blocks, epochs, seed)
-    return block, delta
+def _build(X, y, token, index, loss_name, loss_params, classes, bias, duals=None):
+    _STATE[token, index] = Block(X, y, loss_name, loss_params, classes, bias, index, duals)
+    return _worker_address()
 
 
-def _certificate(block, w, l2, n_total):
-    return block.certificate(w, l2, n_total)
+def _step(token, index, *args):
+    block = _STATE.get((token, index))
+    if block is None:
+        raise MissingBlock(f"block {index} is not on worker {_worker_address()}")
+    return block.step(*args)
 
 
-def _duals(block):
-    return block.duals
+def _restore(token, index, duals):
+    block = _STATE.get((token, index))
+    if block is None:
+        return None
+    block.restore(duals)
+    return _worker_address()
+
+
+def _forget(token):
+    for key in [key for key in _STATE if key[0] == token]:
+        del _STATE[key]
+
+
+class LocalBlocks:
+    """The blocks in this process: CoCoA+'s rounds exactly as on a cluster, without one (for
+    the scaling study of benchmarks.cluster and for tests)."""
+
+    lost_errors = ()
+
+    def __init__(self, parts, loss_name, loss_params, classes, bias):
+        self.blocks = [Block(X, y, loss_name, loss_params, classes, bias, k)
+                       for k, (X, y) in enumerate(parts)]
+        self.sizes = [block.duals.shape[0] for block in self.blocks]
+
+    def __len__(self):
+        return len(self.blocks)
+
+    def step(self, v, *args):
+        return [block.step(v, *args) for block in self.blocks]
+
+    def restore(self, committed):
+        for block, duals in zip(self.blocks, committed):
+            block.restore(duals)
+
+    def close(self):
+        pass
+
+
+class DaskBlocks:
+    """The blocks on a cluster: built on the workers from X's row chunks, one task per block
+    and round on the worker that holds it."""
+
+    def __init__(self, client, X, y, loss_name, loss_params, classes, bias):
+        from distributed.scheduler import KilledWorker
+        from distributed.client import FutureCancelledError
+        # What a lost worker raises (OSError: a closed connection).
+        self.lost_errors = (MissingBlock, KilledWorker, FutureCancelledError, OSError)
+        self.client = client
+        self.token = f"fastdual-{next(_TOKENS)}-{np.random.SeedSequence().entropy}"
+        self.x_parts = list(X.to_delayed().ravel())
+        self.y_parts = list(y.to_delayed().ravel())
+        self.sizes = [int(rows) for rows in X.chunks[0]]
+        self.spec = (loss_name, loss_params, classes, bias)
+        self.addresses = client.gather([self._build(k) for k in range(len(self.x_parts))])
+
+    def __len__(self):
+        return len(self.addresses)
+
+    def _build(self, k, duals=None):
+        x, y = self.client.compute([self.x_parts[k], self.y_parts[k]])
+        return self.client.submit(_build, x, y, self.token, k, *self.spec, duals, pure=False)
+
+    def step(self, v, *args):
+        client = self.client
+        # v travels in the tasks themselves: a scatter to a worker that has just died waits
+        # forever, a task's argument does not.
+        return client.gather([client.submit(_step, self.token, k, v, *args, pure=False,
+                                            workers=[address], allow_other_workers=True)
+                              for k, address in enumerate(self.addresses)])
+
+    def restore(self, committed):
+        """Every block back to its committed duals; a block whose worker was lost is rebuilt
+        from X's chunk on the workers there are."""
+        client = self.client
+        found = client.gather([client.submit(_restore, self.token, k, duals, pure=False,
+                                             workers=[address], allow_other_workers=True)
+                               for k, (address, duals) in enumerate(zip(self.addresses,
+                                                                        committed))])
+        for k, address in enumerate(found):
+            if address is None:
+                found[k] = self._build(k, committed[k])
+        self.addresses = client.gather(found)
+
+    def close(self):
+        try:
+            self.client.run(_forget, self.token)
+        except Exception:    # pragma: no cover - a cluster already gone keeps nothing
+            pass
 
 
 def _check_arrays(X, y, da):
@@ -142,6 +260,52 @@ def _check_arrays(X, y, da):
         raise ValueError(f"every chunk of X needs rows; chunk {X.chunks[0].index(0)} has none")
 
 
+def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=0):
+    """CoCoA+'s rounds on blocks (LocalBlocks or DaskBlocks). Returns (w, duals, primal, dual,
+    rounds, history, recoveries): the last certified state, rounds of local work behind it."""
+    K = len(blocks)
+    v = np.zeros(d + 1)
+    history, recoveries, failures, failed_round = [], 0, 0, -1
+    committed, committed_v = [np.zeros(rows) for rows in blocks.sizes], v
+    round_ = 0
+    while True:
+        work = local_epochs if round_ < max_rounds else 0
+        try:
+            parts = blocks.step(v, l2, l1, n, K, work, seed + round_, round_)
+        except blocks.lost_errors as exc:
+            failures, failed_round = failures + 1, round_
+            if failures > MAX_RECOVERIES:
+                raise RuntimeError(
+                    f"fastdual.dask: a worker was lost in round {round_} and the round failed "
+                    f"{failures} time(s) ({type(exc).__name__}: {exc}); no model is returned. "
+                    "Check the cluster's workers (memory limits, restarts) and train again."
+                ) from exc
+            # Back to the last committed state: the round before this one, run again (the
+            # start itself when round 0 fails).
+            round_, v = max(round_ - 1, 0), committed_v
+            del history[round_:]
+            blocks.restore(committed)
+            recoveries += 1
+            continue
+        if round_ > failed_round:
+            failures = 0
+        committed = [p[0] for p in parts]
+        committed_v = v
+        share = np.sum([p[4] for p in parts], axis=0)
+        primal, dual = _gap.combine(soft_threshold(v, l1 / l2) if l1 else v, share,
+                                    sum(p[2] for p in parts), sum(p[3] for p in parts), n,
+                                    l2, l1)
+        history.append({"epoch": round_, "primal": primal, "dual": dual, "gap": primal - dual})
+        if verbose:
+            print(f"{round_:6d} {primal:14.8g} {dual:14.8g} {primal - dual:10.3e}", flush=True)
+        if _loop.relative_gap(primal, dual) <= tol or not work:
+            w = soft_threshold(v, l1 / l2) if l1 else v
+            return w, np.concatenate(committed), primal, dual, round_, history, recoveries
+        # The next v from the duals themselves (no drift) plus this round's changes.
+        v = share + np.sum([p[1] for p in parts], axis=0)
+        round_ += 1
+
+
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, tol=1e-4, max_rounds=200, local_epochs=1, random_state=None,
           client=None, verbose=0):
@@ -149,10 +313,11 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
 
     X : dask array (n, d) chunked by rows only (numpy or scipy CSR blocks); y : dask array (n,)
     with the same row chunks. client: a distributed.Client (default: the current one).
-    max_rounds: communication rounds; local_epochs: SDCA epochs per block and round. Returns a
-    fastdual.Model with coef_, intercept_, the gathered dual_coef_ and the certificate
-    primal_/dual_/gap_ of exactly them; history_ has one record per round."""
-    da, default_client, wait = _require_dask()
+    l1_ratio in [0, 1) (the elastic net; pure l1 needs an l2 term here). max_rounds: rounds of
+    local work; local_epochs: SDCA epochs per block and round. Returns a fastdual.Model with
+    coef_, intercept_, the gathered dual_coef_ and the certificate primal_/dual_/gap_ of exactly
+    them; n_epochs_ counts the rounds behind it, history_ has one record per round."""
+    da, default_client = _require_dask()
     _check_arrays(X, y, da)
     client = default_client() if client is None else client
     tol = check_positive("tol", tol, allow_zero=True)
@@ -161,59 +326,37 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     seed = check_seed(random_state)
     spec, _, loss_params = make_loss(loss, {})
     n, d = int(X.shape[0]), int(X.shape[1])
+    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, float(n))
+    if l1_ratio == 1.0:
+        raise ValueError("fastdual.dask.train needs an l2 term (l1_ratio < 1): CoCoA+'s local "
+                         "subproblems are those of a strongly convex penalty; train pure l1 "
+                         "with a small l2 part, e.g. l1_ratio=0.99")
+    l2, l1 = alpha * (1.0 - l1_ratio), alpha * l1_ratio
+    bias = check_positive("intercept_scaling", intercept_scaling) if fit_intercept else 0.0
     classes = None
     if spec.task == "binary":
         classes = np.unique(np.asarray(client.compute(da.unique(y)).result()))
         if classes.shape[0] != 2:
             raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
-    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, float(n))
-    if l1_ratio != 0.0:
-        raise ValueError("fastdual.dask.train trains the l2 penalty (l1_ratio=0); the elastic "
-                         "net and l1 are not distributed yet")
-    l2 = alpha
-    bias = check_positive("intercept_scaling", intercept_scaling) if fit_intercept else 0.0
-    x_blocks, y_blocks = X.to_delayed().ravel(), y.to_delayed().ravel()
-    blocks = [client.submit(_build, xb, yb, loss, loss_params, classes, bias, k, pure=False)
-              for k, (xb, yb) in enumerate(zip(client.compute(list(x_blocks)),
-                                                client.compute(list(y_blocks))))]
-    K = len(blocks)
-    w = np.zeros(d + 1)
-    history = []
-    result = None
-    for round_ in range(1, max_rounds + 1):
-        w_future = client.scatter(w, broadcast=True)
-        rounds = [client.submit(_round, b, w_future, l2, n, K, local_epochs, seed + round_,
-                                pure=False) for b in blocks]
-        blocks = [client.submit(lambda r: r[0], r, pure=False) for r in rounds]
-        deltas = client.gather([client.submit(lambda r: r[1], r, pure=False) for r in rounds])
-        w = w + np.sum(deltas, axis=0)
-        w_future = client.scatter(w, broadcast=True)
-        parts = client.gather([client.submit(_certificate, b, w_future, l2, n, pure=False)
-                               for b in blocks])
-        loss_sum = sum(p[0] for p in parts)
-        conj_sum = sum(p[1] for p in parts)
-        v = np.sum([p[2] for p in parts], axis=0)
-        primal, dual = _gap.combine(w, v, loss_sum, conj_sum, n, l2, 0.0)
-        gap = primal - dual
-        history.append({"epoch": round_, "primal": primal, "dual": dual, "gap": gap})
-        if verbose:
-            print(f"{round_:6d} {primal:14.8g} {dual:14.8g} {gap:10.3e}", flush=True)
-        result = (w.copy(), primal, dual)
-        if _loop.relative_gap(primal, dual) <= tol:
-            break
-    w, primal, dual = result
-    duals = np.concatenate(client.gather([client.submit(_duals, b, pure=False)
-                                          for b in blocks]))
+    blocks = DaskBlocks(client, X, y, loss, loss_params, classes, bias)
+    try:
+        w, duals, primal, dual, rounds, history, recoveries = cocoa(
+            blocks, n, d, l2, l1, tol=tol, max_rounds=max_rounds, local_epochs=local_epochs,
+            seed=seed, verbose=verbose)
+    finally:
+        blocks.close()
     converged = _loop.relative_gap(primal, dual) <= tol
     if not converged:
         warnings.warn(f"fastdual.dask: stopped after max_rounds={max_rounds} with relative "
                       f"duality gap {_loop.relative_gap(primal, dual):.3g} > tol={tol:g}. "
                       "Increase max_rounds or local_epochs, loosen tol, or regularize more.",
                       _loop.ConvergenceWarning, stacklevel=2)
-    return Model(
+    model = Model(
         w[:d], w[d] * bias, classes, dual_coef=duals, loss=loss, loss_params=loss_params,
-        task=spec.task, solver="cocoa+", alpha=alpha, l1_ratio=0.0, l2_=l2, l1_=0.0,
+        task=spec.task, solver="cocoa+", alpha=alpha, l1_ratio=l1_ratio, l2_=l2, l1_=l1,
         l2_added_=0.0, fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
         intercept_mode="regularized" if fit_intercept else "none", primal_=primal, dual_=dual,
-        gap_=primal - dual, converged_=converged, n_epochs_=len(history), history_=history,
+        gap_=primal - dual, converged_=converged, n_epochs_=rounds, history_=history,
         tol=tol, n_features_in_=d)
+    model.recoveries_ = recoveries
+    return model

@@ -22,20 +22,26 @@ def as_dask(X, y, rows):
     return da.from_array(X, chunks=(rows, -1), asarray=False), da.from_array(y, chunks=rows)
 
 
-@pytest.mark.parametrize("loss, sparse", [("logistic", True), ("smooth_hinge", False),
-                                          ("squared", True), ("hinge", False)])
-def test_equals_single_machine_and_certifies_like_the_gap_function(client, loss, sparse):
+@pytest.mark.parametrize("loss, sparse, l1_ratio", [
+    ("logistic", True, 0.0), ("smooth_hinge", False, 0.0), ("squared", True, 0.0),
+    ("hinge", False, 0.0), ("logistic", False, 0.5), ("squared", True, 0.8),
+    ("hinge", True, 0.3), ("smooth_hinge", False, 0.6)])
+def test_equals_single_machine_and_certifies_like_the_gap_function(client, loss, sparse,
+                                                                   l1_ratio):
     X, y = problem_for(loss, n=300, d=8, seed=1, sparse=sparse)
     Xd, yd = as_dask(X, y, 110)                 # 3 blocks, the last one short
     alpha, tol = 0.05, 1e-5
-    model = fastdual.dask.train(Xd, yd, loss=loss, alpha=alpha, tol=tol, max_rounds=500,
-                                local_epochs=5, random_state=0, client=client)
+    model = fastdual.dask.train(Xd, yd, loss=loss, alpha=alpha, l1_ratio=l1_ratio, tol=tol,
+                                max_rounds=500, local_epochs=5, random_state=0, client=client)
     assert model.converged_ and model.relative_gap_ <= tol
-    reference = fastdual.train(X, y, loss=loss, alpha=alpha, solver="sdca", tol=1e-12,
-                               max_epochs=100_000)
+    reference = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, solver="sdca",
+                               tol=1e-12, max_epochs=100_000)
     assert reference.primal_ <= model.primal_ <= reference.primal_ * (1 + 1.01 * tol)
+    if l1_ratio:    # the elastic net's zeros: those of the optimum, up to the tolerance
+        assert np.count_nonzero(model.coef_) < X.shape[1] or \
+            np.count_nonzero(reference.coef_) == X.shape[1]
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss, alpha=alpha,
-                                dual_coef=model.dual_coef_)
+                                l1_ratio=l1_ratio, dual_coef=model.dual_coef_)
     assert cert.primal == pytest.approx(model.primal_, rel=1e-12)
     assert cert.dual == pytest.approx(model.dual_, rel=1e-12)
     np.testing.assert_array_equal(model.predict(X[:5]), fastdual.Model.predict(model, X[:5]))
@@ -61,8 +67,100 @@ def test_blocks_travel_between_processes():
     block.duals[:] = np.linspace(0, 1, 40)
     again = pickle.loads(pickle.dumps(block))
     np.testing.assert_array_equal(again.duals, block.duals)
-    w = np.linspace(-1, 1, 4)
-    assert again.certificate(w, 0.1, 40)[:2] == block.certificate(w, 0.1, 40)[:2]
+    v = np.linspace(-1, 1, 4)
+    first, second = (b.step(v, 0.1, 0.0, 40, 2, 1, 0, 0) for b in (block, again))
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_round_run_twice_gives_the_same_result():
+    """Dask may run a task again; a block's step for the same round starts from the same duals."""
+    X, y = problem_for("logistic", n=50, d=4, seed=5, sparse=False)
+    block = fastdual.dask.Block(X, y, "logistic", {}, np.unique(y), 1.0, 1)
+    v = np.zeros(5)
+    block.step(v, 0.1, 0.02, 100, 2, 2, 7, 0)
+    first = block.step(v, 0.1, 0.02, 100, 2, 2, 7, 1)
+    again = block.step(v, 0.1, 0.02, 100, 2, 2, 7, 1)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_cluster_gives_the_rounds_of_the_algorithm_in_one_process(client):
+    """The same rounds without Dask (the scaling study's simulation): the same model."""
+    X, y = problem_for("smooth_hinge", n=240, d=6, seed=6, sparse=True)
+    Xd, yd = as_dask(X, y, 60)
+    model = fastdual.dask.train(Xd, yd, loss="smooth_hinge", alpha=0.01, l1_ratio=0.2,
+                                tol=1e-5, local_epochs=2, random_state=4, client=client)
+    blocks = fastdual.dask.LocalBlocks([(X[k:k + 60], y[k:k + 60]) for k in range(0, 240, 60)],
+                                       "smooth_hinge", {}, np.unique(y), 1.0)
+    w, duals, primal, dual, rounds, _, _ = fastdual.dask.cocoa(
+        blocks, 240, 6, 0.008, 0.002, tol=1e-5, max_rounds=200, local_epochs=2, seed=4)
+    np.testing.assert_array_equal(model.coef_, w[:6])
+    np.testing.assert_array_equal(model.dual_coef_, duals)
+    assert (model.primal_, model.dual_, model.n_epochs_) == (primal, dual, rounds)
+
+
+class FailingBlocks(fastdual.dask.LocalBlocks):
+    """Blocks whose round fails from round `fail_from` on, as if workers kept being lost."""
+    lost_errors = (fastdual.dask.MissingBlock,)
+
+    def __init__(self, fail_from, *args):
+        super().__init__(*args)
+        self.fail_from, self.restored = fail_from, 0
+
+    def step(self, v, *args):
+        if args[-1] >= self.fail_from:
+            raise fastdual.dask.MissingBlock("block 0 is not on worker tcp://lost")
+        return super().step(v, *args)
+
+    def restore(self, committed):
+        self.restored += 1
+        super().restore(committed)
+
+
+def test_workers_lost_in_every_attempt_give_a_clear_error_and_no_model():
+    X, y = problem_for("logistic", n=100, d=4, seed=7, sparse=False)
+    blocks = FailingBlocks(3, [(X[:50], y[:50]), (X[50:], y[50:])], "logistic", {},
+                           np.unique(y), 1.0)
+    with pytest.raises(RuntimeError, match="a worker was lost in round 3.*no model"):
+        fastdual.dask.cocoa(blocks, 100, 4, 0.01, 0.0, tol=1e-12, max_rounds=50,
+                            local_epochs=1, seed=0)
+    assert blocks.restored == fastdual.dask.MAX_RECOVERIES
+
+
+def test_a_worker_killed_in_the_middle_of_training_costs_a_round_not_the_model(monkeypatch):
+    """Worker processes; one is killed (SIGKILL) while round 3 runs. The round runs again from
+    the committed duals on the workers there are, and the model is exactly the model of a run
+    without the loss, its certificate that of the gap function."""
+    import os
+    import signal
+    import threading
+    X, y = problem_for("logistic", n=400, d=10, seed=8, sparse=True)
+    Xd, yd = as_dask(X, y, 100)
+    kwargs = dict(loss="logistic", alpha=0.01, tol=1e-8, local_epochs=1, random_state=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        quiet = fastdual.dask.train(Xd, yd, client=c, **kwargs)
+        step = fastdual.dask.DaskBlocks.step
+        killed = []
+
+        def step_with_a_loss(self, v, *args):
+            if args[-1] == 3 and not killed:
+                pid = c.run(os.getpid)[self.addresses[0]]
+                killed.append(pid)
+                threading.Thread(target=os.kill, args=(pid, signal.SIGKILL)).start()
+            return step(self, v, *args)
+
+        monkeypatch.setattr(fastdual.dask.DaskBlocks, "step", step_with_a_loss)
+        model = fastdual.dask.train(Xd, yd, client=c, **kwargs)
+    assert killed and model.recoveries_ >= 1
+    assert [h["epoch"] for h in model.history_] == list(range(model.n_epochs_ + 1))
+    np.testing.assert_array_equal(model.coef_, quiet.coef_)
+    np.testing.assert_array_equal(model.dual_coef_, quiet.dual_coef_)
+    assert model.gap_ == quiet.gap_ and model.converged_
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="logistic",
+                                alpha=0.01, dual_coef=model.dual_coef_)
+    assert cert.gap == pytest.approx(model.gap_, rel=1e-9, abs=1e-15)
 
 
 def test_bad_input_is_refused_by_name(client):
@@ -76,8 +174,8 @@ def test_bad_input_is_refused_by_name(client):
         fastdual.dask.train(da.from_array(X, chunks=((20, 0, 40), (4,))),
                             da.from_array(y, chunks=((20, 0, 40),)), loss="logistic",
                             client=client)
-    with pytest.raises(ValueError, match="l1_ratio=0"):
-        fastdual.dask.train(Xd, yd, loss="logistic", l1_ratio=0.5, client=client)
+    with pytest.raises(ValueError, match=r"needs an l2 term \(l1_ratio < 1\)"):
+        fastdual.dask.train(Xd, yd, loss="logistic", l1_ratio=1.0, client=client)
     with pytest.raises(TypeError, match="2-D dask array"):
         fastdual.dask.train(X, yd, loss="logistic", client=client)
     with pytest.raises(ValueError, match="two classes"):
