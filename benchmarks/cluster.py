@@ -10,11 +10,13 @@ the generated 10^6 x 10^6 problem of benchmarks.scale (float64).
 
 Table 1: for each data set and number of workers K (a LocalCluster of K processes, one thread
 each; the data in K row chunks): seconds and rounds of fastdual.dask.train to a certified relative
-gap of 1e-4 (local_epochs 1 and 3), against fastdual.train(solver="sdca") in this process (median
-of 3, 1 for --big) and the one-pass floor (a sparse product X w, median of 5). With --dask-ml:
-dask-ml's LogisticRegression (admm, lbfgs) on the same cluster, the first of max_iter = 2, 4, 8,
-... whose objective is within 1e-4 (relative) of P*, P* from SDCA certified to 1e-9; its
-seconds, or the last objective reached when a run passes the time cap.
+gap of 1e-4 (local_epochs 1 and 3; median of 3, 1 for --big, after a warm-up run on the fresh
+workers; the data already in the workers' memory), against fastdual.train(solver="sdca") in this
+process (median of 3, 1 for --big) and the one-pass floor (a sparse product X w, median of 5). With --dask-ml:
+dask-ml's LogisticRegression (admm, lbfgs) on the same cluster (its sparse chunks as pydata/sparse arrays, normalize=False), one run each of
+max_iter = 2, 4, 8, ..., the first whose objective is within 1e-4 (relative) of P*, P* from SDCA certified to 1e-9; its
+seconds, or the last objective reached once a run passes the time cap (a run still going at twice
+the cap is abandoned by restarting the workers).
 
 Table 2 (--scaling): rounds to 1e-4 as the number of blocks K grows, from fastdual.dask's own
 rounds run in one process (LocalBlocks: the same rounds, bit for bit, without a cluster).
