@@ -267,10 +267,13 @@ def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=
     v = np.zeros(d + 1)
     history, recoveries, failures, failed_round = [], 0, 0, -1
     committed, committed_v = [np.zeros(rows) for rows in blocks.sizes], v
-    round_ = 0
+    round_, restoring = 0, False
     while True:
         work = local_epochs if round_ < max_rounds else 0
         try:
+            if restoring:      # (a worker lost while restoring counts as a failed round too)
+                blocks.restore(committed)
+                restoring = False
             parts = blocks.step(v, l2, l1, n, K, work, seed + round_, round_)
         except blocks.lost_errors as exc:
             failures, failed_round = failures + 1, round_
@@ -284,7 +287,7 @@ def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=
             # start itself when round 0 fails).
             round_, v = max(round_ - 1, 0), committed_v
             del history[round_:]
-            blocks.restore(committed)
+            restoring = True
             recoveries += 1
             continue
         if round_ > failed_round:
