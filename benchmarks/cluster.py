@@ -15,13 +15,21 @@ workers; the data already in the workers' memory), against fastdual.train(solver
 process (median of 3, 1 for --big) and the one-pass floor (a sparse product X w, median of 5). With --dask-ml:
 dask-ml's LogisticRegression (admm, lbfgs) on the same cluster (its sparse chunks as pydata/sparse arrays, normalize=False), one run each of
 max_iter = 2, 4, 8, ..., the first whose objective is within 1e-4 (relative) of P*, P* from SDCA certified to 1e-9; its
-seconds, or the last objective reached once a run passes the time cap (a run still going at twice
-the cap is abandoned by restarting the workers).
+seconds, or the last objective reached once a run passes the time cap; each solver's runs are in a
+child process with its own cluster of K workers, killed with them when a run is still going at
+twice the cap.
 
 Table 2 (--scaling): rounds to 1e-4 as the number of blocks K grows, from fastdual.dask's own
 rounds run in one process (LocalBlocks: the same rounds, bit for bit, without a cluster).
 """
 import argparse
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
 import time
 import warnings
 
@@ -40,8 +48,9 @@ def dask_arrays(X, y, blocks, client):
     import dask.array as da
     rows = -(-X.shape[0] // blocks)
     starts = range(0, X.shape[0], rows)
-    xs = client.scatter([X[k:k + rows] for k in starts])
-    ys = client.scatter([y[k:k + rows] for k in starts])
+    # (hash=False: the same data scattered again must not share keys with chunks being released)
+    xs = client.scatter([X[k:k + rows] for k in starts], hash=False)
+    ys = client.scatter([y[k:k + rows] for k in starts], hash=False)
     Xd = da.concatenate([da.from_delayed(f, shape=(min(rows, X.shape[0] - k), X.shape[1]),
                                          dtype=X.dtype, meta=X[:0]) for f, k in zip(xs, starts)])
     yd = da.concatenate([da.from_delayed(f, shape=(min(rows, X.shape[0] - k),), dtype=y.dtype,
@@ -54,8 +63,7 @@ def objective(X, y, w, alpha):
     return float(np.mean(np.logaddexp(0.0, -margins)) + 0.5 * alpha * (w @ w))
 
 
-def timed_fastdual(X, y, blocks, alpha, local_epochs, client):
-    Xd, yd = dask_arrays(X, y, blocks, client)
+def timed_fastdual(Xd, yd, alpha, local_epochs, client):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
@@ -65,40 +73,92 @@ def timed_fastdual(X, y, blocks, alpha, local_epochs, client):
     return time.perf_counter() - start, model
 
 
-def timed_dask_ml(X, y, blocks, alpha, solver, p_star, cap, client):
-    """(seconds, max_iter) of the first run within TOL of p_star, or (None, last relative
-    suboptimality) when a run exceeds the time cap."""
-    from concurrent.futures import ThreadPoolExecutor, TimeoutError
+def dask_ml_fits(key, workers, alpha, solver, p_star, cap):
+    """In a child process (its own cluster): dask-ml's fits of max_iter = 2, 4, 8, ..., one JSON
+    line each on stdout, until one is within TOL of p_star or takes longer than the cap."""
     from dask_ml.linear_model import LogisticRegression
-    Xd, yd = dask_arrays(X, y, blocks, client)
-    if not isinstance(X, np.ndarray):     # dask-ml's sparse chunks are pydata/sparse arrays
-        import sparse
-        Xd = Xd.map_blocks(sparse.COO.from_scipy_sparse, dtype=X.dtype,
-                           meta=sparse.COO.from_scipy_sparse(X[:0]))
-    Xd, yd = client.persist([Xd, (yd > 0).astype(np.float64)])
-    max_iter, subopt = 2, np.inf
-    while True:
-        est = LogisticRegression(penalty="l2", C=1.0 / (alpha * X.shape[0]), solver=solver,
-                                 fit_intercept=False, max_iter=max_iter, tol=1e-12,
-                                 solver_kwargs={"normalize": False})
-        start = time.perf_counter()
-        with warnings.catch_warnings(), ThreadPoolExecutor(1) as pool:
+    from distributed import Client, LocalCluster
+    X, y = data(key)
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit=0) as cluster, \
+            Client(cluster) as client:
+        Xd, yd = dask_arrays(X, y, workers, client)
+        if not isinstance(X, np.ndarray):     # dask-ml's sparse chunks: pydata/sparse arrays
+            import sparse
+            Xd = Xd.map_blocks(sparse.COO.from_scipy_sparse, dtype=X.dtype,
+                               meta=sparse.COO.from_scipy_sparse(X[:0]))
+        Xd, yd = client.persist([Xd, (yd > 0).astype(np.float64)])
+
+        def estimator(max_iter):
+            return LogisticRegression(penalty="l2", C=1.0 / (alpha * X.shape[0]), solver=solver,
+                                      fit_intercept=False, max_iter=max_iter, tol=1e-12,
+                                      solver_kwargs={"normalize": False})
+
+        with warnings.catch_warnings():       # imports and compilations: not in the timings
             warnings.simplefilter("ignore")
-            run = pool.submit(est.fit, Xd, yd)
+            estimator(1).fit(Xd, yd)
+        max_iter = 2
+        while True:
+            est = estimator(max_iter)
+            print(json.dumps({"start": max_iter}), flush=True)
+            start = time.perf_counter()
             try:
-                run.result(timeout=2 * cap)
-            except TimeoutError:
-                client.restart()          # abandons the run (its thread then fails)
-                return None, max_iter, subopt
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(Xd, yd)
             except Exception as exc:      # noqa: BLE001 - reported in the table
-                return None, max_iter, f"failed: {type(exc).__name__}"
-        seconds = time.perf_counter() - start
-        subopt = (objective(X, y, np.asarray(est.coef_).ravel(), alpha) - p_star) / p_star
-        if subopt <= TOL:
-            return seconds, max_iter, subopt
-        if seconds > cap:
-            return None, max_iter, subopt
-        max_iter *= 2
+                print(json.dumps({"failed": f"{type(exc).__name__}"}), flush=True)
+                return
+            seconds = time.perf_counter() - start
+            subopt = (objective(X, y, np.asarray(est.coef_).ravel(), alpha) - p_star) / p_star
+            print(json.dumps({"max_iter": max_iter, "seconds": seconds, "subopt": subopt}),
+                  flush=True)
+            if subopt <= TOL or seconds > cap:
+                return
+            max_iter *= 2
+
+
+def timed_dask_ml(key, workers, alpha, solver, p_star, cap, setup=1800.0):
+    """(seconds, max_iter, relative suboptimality) of dask-ml's first run within TOL of p_star;
+    seconds None when a run took longer than the cap (its max_iter and suboptimality are the
+    last ones reached). The runs are in a child process with its own cluster, killed with its
+    workers when a run is still going at twice the cap (setup: seconds allowed for loading the
+    data and starting the cluster)."""
+    spec = json.dumps([key, workers, alpha, solver, p_star, cap])
+    child = subprocess.Popen([sys.executable, "-m", "benchmarks.cluster", "--child", spec],
+                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+    lines = queue.Queue()
+
+    def read():
+        for line in child.stdout:
+            if line.startswith("{"):
+                lines.put(json.loads(line))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    last, running, timeout = None, None, setup
+    try:
+        while True:
+            record = lines.get(timeout=timeout)
+            if record is None:
+                break
+            if "failed" in record:
+                return None, running, f"failed: {record['failed']}"
+            if "start" in record:
+                running, timeout = record["start"], 2 * cap
+            else:
+                last, running = record, None
+    except queue.Empty:                     # a run still going at twice the cap
+        pass
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    if last is None:
+        return None, running, "no run finished"
+    if last["subopt"] <= TOL:
+        return last["seconds"], last["max_iter"], last["subopt"]
+    return None, running or last["max_iter"], last["subopt"]
 
 
 def floor_seconds(X):
@@ -111,13 +171,22 @@ def floor_seconds(X):
     return float(np.median(times))
 
 
+BIG = "synth 1e6 x 1e6"
+
+
+def data(key):
+    """A data set of benchmarks.datasets by name, or BIG: the 10^6 x 10^6 problem (float64)."""
+    if key == BIG:
+        from benchmarks.scale import generate
+        return generate(10**6, 10**6, 100, np.float64, seed=0)
+    return load(key)
+
+
 def data_sets(args):
     for name in args.datasets:
-        yield name, *load(name), 3
+        yield name, *data(name), 3
     if args.big:
-        from benchmarks.scale import generate
-        X, y = generate(10**6, 10**6, 100, np.float64, seed=0)
-        yield "synth 1e6 x 1e6", X, y, 1
+        yield BIG, *data(BIG), 1
 
 
 def main(argv=None):
@@ -132,7 +201,10 @@ def main(argv=None):
                         help="seconds after which a dask-ml run is the last one")
     parser.add_argument("--scaling", action="store_true", help="the rounds-against-K table")
     parser.add_argument("--blocks", nargs="+", type=int, default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("--child", help=argparse.SUPPRESS)    # dask-ml's runs (internal)
     args = parser.parse_args(argv)
+    if args.child:
+        return dask_ml_fits(*json.loads(args.child))
     warm = load("a9a", n_samples=2000)       # imports on fresh workers: not in the timings
     print("| data | n x d | floor (ms) | K workers | method | seconds | rounds / iterations | "
           "reached | / one-process SDCA |")
@@ -157,23 +229,23 @@ def main(argv=None):
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                               dashboard_address=None, memory_limit=0) as cluster, \
                     Client(cluster) as client:
-                timed_fastdual(*warm, workers, args.alpha, 1, client)
+                timed_fastdual(*dask_arrays(*warm, workers, client), args.alpha, 1, client)
+                Xd, yd = dask_arrays(X, y, workers, client)
                 for local_epochs in (1, 3):
-                    runs = [timed_fastdual(X, y, workers, args.alpha, local_epochs, client)
+                    runs = [timed_fastdual(Xd, yd, args.alpha, local_epochs, client)
                             for _ in range(repeats)]
                     seconds, model = float(np.median([r[0] for r in runs])), runs[0][1]
                     print(f"{head} {workers} | fastdual.dask, {local_epochs} local epoch(s) | "
                           f"{seconds:.2f} | {model.n_epochs_} | gap {model.relative_gap_:.1e} | "
                           f"{seconds / sdca:.1f}x |", flush=True)
-                if not args.dask_ml:
-                    continue
-                for solver in ("admm", "lbfgs"):
-                    s, it, sub = timed_dask_ml(X, y, workers, args.alpha, solver, p_star,
-                                               args.cap, client)
-                    sub = sub if isinstance(sub, str) else f"subopt. {sub:.1e}"
-                    print(f"{head} {workers} | dask-ml {solver} | "
-                          + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x |" if s is not None
-                             else f"> {args.cap:.0f} | {it} | {sub} | - |"), flush=True)
+            if not args.dask_ml:     # (after the cluster above is closed: its own cluster)
+                continue
+            for solver in ("admm", "lbfgs"):
+                s, it, sub = timed_dask_ml(name, workers, args.alpha, solver, p_star, args.cap)
+                sub = sub if isinstance(sub, str) else f"subopt. {sub:.1e}"
+                print(f"{head} {workers} | dask-ml {solver} | "
+                      + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x |" if s is not None
+                         else f"> {args.cap:g} | {it} | {sub} | - |"), flush=True)
         if args.scaling and repeats > 1:       # (not for --big: the simulation is serial)
             scaling(name, X, y, args)
 
