@@ -53,3 +53,31 @@ def test_sdca_on_very_wide_data_keeps_three_d_vectors():
     peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=0.0,
                                               max_epochs=4, check_every=1, solver="sdca"))
     assert peak <= 3.1 * 8 * d
+
+
+# Float64 d-vectors at the peak of training on very wide data (l2, the primal forms), the
+# method's state plus the certificate's (docs/benchmarks.md Sec. I gives each solver's list).
+WIDE_BUDGETS = {"spdc": 7, "rda": 4, "newton": 8, "agm": 11}
+
+
+@pytest.mark.parametrize("solver", sorted(WIDE_BUDGETS))
+def test_very_wide_data_keeps_each_method_s_d_vectors(solver):
+    """Newton: w, the gradient and CG's step, residual, direction, H d, preconditioner and
+    preconditioned residual (every update in place, the penalty's weights scalars); AGM
+    (infinite memory): x_0, x, z, G and the gradient's buffer, and a trial's u, G, z, x (the
+    adaptive search keeps the old ones until a trial passes), plus the checkpoint's copies;
+    SPDC and RDA their state and the certificate's. A temporary of length d anywhere in an
+    iteration would show here."""
+    d = 1 << 22
+    rng = np.random.default_rng(2)
+    n, per_row = 500, 5
+    X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row).astype(np.int32),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    X.sort_indices()
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=0.0,
+                                                  max_epochs=4, solver=solver))
+    assert peak <= (WIDE_BUDGETS[solver] + 0.2) * 8 * d

@@ -28,6 +28,7 @@ intercept, the intercept that minimises the primal for that w). Each "epoch" of 
 is one iteration: a gradient pass and a pass for the new point's image, per trial of L.
 """
 import numpy as np
+from scipy.linalg.blas import dasum, ddot
 
 from fastdual._loop import Option
 from fastdual.projection import project_box_hyperplane
@@ -43,6 +44,31 @@ POWER_ITERATIONS = 100
 SMOOTHING_START = 1.0      # the first mu of the continuation (the smooth hinge's own scale)
 SMOOTHING_FACTOR = 10.0    # mu is divided by this at each stage
 EPS = np.finfo(float).eps
+CHUNK = 1 << 16            # entries per slice of the sums over differences (no whole temporary)
+
+
+def dot_difference(g, x, y):
+    """<g, x - y> without a temporary of the vectors' length."""
+    return float(sum(g[k:k + CHUNK] @ (x[k:k + CHUNK] - y[k:k + CHUNK])
+                     for k in range(0, x.shape[0], CHUNK)))
+
+
+def half_squared_distance(x, y, metric=None):
+    """1/2 sum_j m_j (x_j - y_j)^2 (m = 1 without a metric), slice by slice."""
+    total = 0.0
+    for k in range(0, x.shape[0], CHUNK):
+        diff = x[k:k + CHUNK] - y[k:k + CHUNK]
+        diff *= diff
+        total += float(diff.sum() if metric is None else metric[k:k + CHUNK] @ diff)
+    return 0.5 * total
+
+
+def between(x, y, share):
+    """x + share (y - x) as a new vector, with no other temporary."""
+    out = np.subtract(y, x)
+    out *= share
+    out += x
+    return out
 
 
 def largest_eigenvalue(problem, iterations, rtol=1e-4, vector=False):
@@ -98,11 +124,10 @@ class PrimalForm:
         self.weights = weights      # the smoothing prox-function's b_i^2 (Sec. 5.6), or None
         n, d = problem.n_samples, problem.n_features
         self.size = d + 1
-        self.penalised = np.ones(d + 1)
-        if problem.free_intercept:
-            self.penalised[d] = 0.0
-        self.l2 = problem.l2 * self.penalised
-        self.l1 = problem.l1 * self.penalised
+        # Psi's weights are l2 and l1 on every entry but a free intercept's (the last): two
+        # scalars and that entry corrected, not d-vectors.
+        self.free_last = bool(problem.free_intercept)
+        self.l2, self.l1 = problem.l2, problem.l1
         # Psi is l2-strongly convex in d only when every entry is penalised (Remark 1).
         self.strong_convexity = 0.0 if problem.free_intercept else problem.l2
         self.mu = mu
@@ -135,7 +160,11 @@ class PrimalForm:
         return out
 
     def penalty(self, x):
-        return 0.5 * float(self.l2 @ (x * x)) + float(self.l1 @ np.abs(x))
+        last = x[-1] if self.free_last else 0.0
+        value = 0.5 * self.l2 * (ddot(x, x) - last * last)
+        if self.l1:
+            value += self.l1 * (dasum(x) - abs(last))
+        return value
 
     def value(self, x, image):
         problem = self.problem
@@ -151,18 +180,30 @@ class PrimalForm:
                                    self.mu, self.duals, self.weights)
         _newton.transpose_times(*self.args, -problem.sample_weight * self.duals,
                                 self.gradient_buffer)
-        return total / n, self.gradient_buffer / n, self.duals.copy()
+        # (the buffer itself: valid until the next gradient, which is all the engines need)
+        np.divide(self.gradient_buffer, n, out=self.gradient_buffer)
+        return total / n, self.gradient_buffer, self.duals.copy()
 
     def prox(self, center, gradient, rho):
         """(x, Psi(x)) for x = argmin rho/2 ||x - center||^2 + <gradient, x> + Psi(x): per entry
-        soft_threshold(rho center - gradient, l1 p_j) / (rho + l2 p_j)."""
-        x = soft_threshold(rho * center - gradient, self.l1) / (rho + self.l2)
+        soft_threshold(rho center - gradient, l1 p_j) / (rho + l2 p_j), in place in x."""
+        x = np.multiply(center, rho)
+        x -= gradient
+        last = x[-1]
+        if self.l1:
+            negative = np.signbit(x)
+            np.abs(x, out=x)
+            x -= self.l1
+            np.maximum(x, 0.0, out=x)
+            np.negative(x, out=x, where=negative)
+        x /= rho + self.l2
+        if self.free_last:
+            x[-1] = last / rho
         return x, self.penalty(x)
 
     @staticmethod
     def distance(x, y):
-        diff = x - y
-        return 0.5 * float(diff @ diff)
+        return half_squared_distance(x, y)
 
     def point(self, x, image, averaged):
         return x, averaged
@@ -269,8 +310,7 @@ class DualForm:
         return a, 0.0
 
     def distance(self, x, y):
-        diff = x - y
-        return 0.5 * float(self.metric @ (diff * diff))
+        return half_squared_distance(x, y, self.metric)
 
     def point(self, a, image, averaged):
         problem = self.problem
@@ -314,7 +354,7 @@ class F1Form(PrimalForm):
         value = self._risk(image, self.duals)[0]
         _newton.transpose_times(*self.args, -(2.0 / n) * problem.y * self.duals,
                                 self.gradient_buffer)
-        return value, self.gradient_buffer.copy(), self.no_dual
+        return value, self.gradient_buffer, self.no_dual
 
     def point(self, x, image, averaged):
         return x, np.append(image, self.mu)
@@ -404,14 +444,13 @@ class Engine:
 
     def between(self, theta):
         """(u, image of u) for u = theta z + (1 - theta) x."""
-        u = self.z + (1.0 - theta) * (self.x - self.z)
-        return u, self.image_z + (1.0 - theta) * (self.image_x - self.image_z)
+        return (between(self.z, self.x, 1.0 - theta),
+                between(self.image_z, self.image_x, 1.0 - theta))
 
     def towards(self, z, share):
         """(x', image of z, image of x') for x' = x + share (z - x)."""
         image_z = self.form.image(z)
-        return (self.x + share * (z - self.x), image_z,
-                self.image_x + share * (image_z - self.image_x))
+        return (between(self.x, z, share), image_z, between(self.image_x, image_z, share))
 
 
 class InfiniteMemory(Engine):
@@ -456,7 +495,7 @@ class InfiniteMemory(Engine):
             u, image_u = self.between(a * tau1 / (tau * A1))      # step 7
             f_u, g, other = form.gradient(u, image_u)
             share = a / A1
-            G = self.G + share * (g - self.G)
+            G = between(self.G, g, share)
             C = self.C + share * (f_u - float(g @ u) - self.C)
             z, psi_z = form.prox(self.x0, G, 1.0 / A1)
             x, image_z, image_x = self.towards(z, share)
@@ -474,8 +513,7 @@ class InfiniteMemory(Engine):
                 break
         self.defect = max(defect, 0.0) if search.adaptive else 0.0
         search.L, search.trials = L, trials
-        self.averaged = other if self.averaged is None else (
-            self.averaged + share * (other - self.averaged))
+        self.averaged = other if self.averaged is None else between(self.averaged, other, share)
         self.x, self.z, self.image_x, self.image_z = x, z, image_x, image_z
         self.G, self.C = G, C
         self.A = A1
@@ -500,7 +538,7 @@ class OneMemory(Engine):
         f_u, g, other = form.gradient(u0, image_u0)
         for L in search.candidates(first=search.L):
             z, psi_z = form.prox(u0, g, L)
-            Q = L * form.distance(z, u0) + f_u + float(g @ (z - u0)) + psi_z
+            Q = L * form.distance(z, u0) + f_u + dot_difference(g, z, u0) + psi_z
             image_z = form.image(z)
             if not search.adaptive:
                 break
@@ -528,7 +566,7 @@ class OneMemory(Engine):
             u, image_u = self.between(tau1 * a / tau)             # step 8
             f_u, g, other = form.gradient(u, image_u)
             z, psi_z = form.prox(self.z, g, tau1 / a)
-            linear = f_u + float(g @ (z - u))
+            linear = f_u + dot_difference(g, z, u)
             Q = (1.0 - a) * (c * form.distance(z, self.z) + self.Q) + a * (linear + psi_z)
             x, image_z, image_x = self.towards(z, a)
             passed = True
@@ -543,7 +581,7 @@ class OneMemory(Engine):
                 break
         self.defect = max(defect, 0.0) if search.adaptive else 0.0
         search.L, search.trials = L, trials
-        self.averaged = self.averaged + a * (other - self.averaged)
+        self.averaged = between(self.averaged, other, a)
         self.c = (1.0 - a) * c + lam * a
         self.Q = Q
         self.contraction *= 1.0 - a
@@ -660,6 +698,7 @@ class AGM:
     def epoch(self):
         if self.engine is None:
             self.engine = self.engine_class(self.form, self.form.start(self.start), self.search)
+            self.start = None          # (the engine holds its own start)
         self.engine.step()
 
     def check_due(self, epoch):

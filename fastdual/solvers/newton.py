@@ -9,6 +9,7 @@ iterate's margins.
 import numpy as np
 
 from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.blas import daxpy, ddot, dnrm2
 
 from fastdual._loop import Option
 from fastdual.solvers import _newton
@@ -43,11 +44,9 @@ class Newton:
         self.problem = problem
         self.max_cg = options["max_cg"]
         n, d = problem.n_samples, problem.n_features
-        # The intercept feature's weight is penalised unless the intercept is free.
-        self.penalised = np.ones(d + 1)
-        if problem.free_intercept:
-            self.penalised[d] = 0.0
-        self.l1_weights = problem.l1 * self.penalised
+        # The intercept feature (index d) is penalised unless the intercept is free: the
+        # penalty's vectors are the scalars l2, l1 with that one entry corrected, never d-vectors.
+        self.free_last = bool(problem.free_intercept)
         self.w = np.zeros(d + 1)
         if initial_duals is not None:       # w(duals) = grad g*(v(duals)), by the certificate
             v = np.empty(d + 1)
@@ -62,7 +61,7 @@ class Newton:
         self.curve = np.empty(n)
         self.dz = np.empty(n)
         self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
-        self.buffer = np.empty(d + 1)
+        self.buffer = np.empty(d + 1)      # the kernels' d-vector output (H times a direction)
 
     helper_l2 = 0.0
 
@@ -77,11 +76,22 @@ class Newton:
         _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                         problem.bias, w, out)
 
+    def _add_l2(self, v, out):
+        """out += l2 p * v in place (p_j = 1, 0 on a free intercept's entry): the penalty's
+        gradient and Hessian-vector term, without a temporary d-vector."""
+        l2 = self.problem.l2
+        daxpy(v, out, a=l2)
+        if self.free_last:
+            out[-1] -= l2 * v[-1]
+        return out
+
     def _hessian_times(self, v):
+        """H v into the buffer (overwritten by the next call)."""
         problem = self.problem
         _newton.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                                problem.bias, self.curve, v, self.buffer)
-        return self.buffer / problem.n_samples + problem.l2 * self.penalised * v
+        self.buffer *= 1.0 / problem.n_samples
+        return self._add_l2(v, self.buffer)
 
     def _use_direct(self, choice):
         if choice != "auto":
@@ -107,7 +117,9 @@ class Newton:
                                problem.bias, self.curve, H)
         H /= problem.n_samples
         H += np.triu(H, 1).T                 # the full symmetric matrix
-        H[np.diag_indices_from(H)] += problem.l2 * self.penalised
+        H[np.diag_indices_from(H)] += problem.l2
+        if self.free_last:
+            H[-1, -1] -= problem.l2
         index = np.flatnonzero(free) if free is not None else slice(None)
         try:
             factor = cho_factor(H[np.ix_(index, index)] if free is not None else H)
@@ -117,16 +129,62 @@ class Newton:
         step[index] = -cho_solve(factor, gradient[index])
         return step
 
+    def _cg_step(self, gradient, free, norm):
+        """Preconditioned conjugate gradient on H s = -g (over the free coordinates) to the
+        forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is LIBLINEAR's mix of
+        the identity and the Jacobi diagonal, (1 - PRECONDITIONER_MIX) l2 +
+        PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f). Six d-vectors besides w and g: the
+        step, the residual, the direction, its image H d (the buffer), the preconditioner and
+        the preconditioned residual, all updated in place."""
+        problem = self.problem
+        n, l2 = problem.n_samples, problem.l2
+        _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+                                self.curve, self.buffer, True)
+        precond = self.buffer * (PRECONDITIONER_MIX / n)    # (1 - m) l2 p + m (diag/n + l2 p)
+        precond += l2
+        if self.free_last:
+            precond[-1] -= l2
+        precond[~(precond > 0.0)] = 1.0   # a free intercept's zero-curvature column
+        forcing = min(0.5, np.sqrt(norm)) * norm
+        step = np.zeros_like(gradient)
+        residual = -gradient
+        z = residual / precond
+        direction = z.copy()
+        rz = ddot(residual, z)
+        for _ in range(self.max_cg):
+            hd = self._hessian_times(direction)
+            if free is not None:
+                hd[~free] = 0.0
+            curvature = ddot(direction, hd)
+            if not curvature > 0.0:          # flat or not convex along it: stop here
+                if not np.any(step):
+                    step[:] = residual       # (no progress yet: steepest descent)
+                break
+            alpha = rz / curvature
+            daxpy(direction, step, a=alpha)
+            daxpy(hd, residual, a=-alpha)
+            if dnrm2(residual) <= forcing:
+                break
+            np.divide(residual, precond, out=z)
+            rz_next = ddot(residual, z)
+            direction *= rz_next / rz
+            direction += z
+            rz = rz_next
+        return step
+
     def _penalty(self, w):
-        pen = self.penalised
-        return (0.5 * self.problem.l2 * float(np.sum(pen * w * w))
-                + float(self.l1_weights @ np.abs(w)))
+        problem = self.problem
+        value = 0.5 * problem.l2 * (ddot(w, w) - (w[-1] * w[-1] if self.free_last else 0.0))
+        if problem.l1:
+            value += problem.l1 * (float(np.linalg.norm(w, 1))
+                                   - (abs(w[-1]) if self.free_last else 0.0))
+        return value
 
     def epoch(self):
         problem = self.problem
-        n, l2 = problem.n_samples, problem.l2
+        n = problem.n_samples
         y, c, loss = problem.y, problem.sample_weight, problem.loss
-        w, pen = self.w, self.penalised
+        w = self.w
         if self.fresh_margins:   # z = X w already: the accepted trial's, from the line search
             self.fresh_margins = False
         else:
@@ -136,68 +194,44 @@ class Newton:
         gradient = np.empty(w.shape[0])
         _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.slope, gradient)
-        gradient = gradient / n + l2 * pen * w
+        gradient *= 1.0 / n
+        self._add_l2(w, gradient)
         # The elastic net (docs/math.md Sec. 4f): the orthant-wise Newton step. The pseudo-
         # gradient is the minimum-norm subgradient; the free coordinates are the nonzero ones
         # and the zeros that it moves; the step stays in the orthant of w (a zero's orthant is
         # the sign opposite its pseudo-gradient), where l1 ||w||_1 is linear.
         free, orthant = None, None
         if problem.l1 > 0.0:
-            lam = self.l1_weights
+            lam = np.full(w.shape[0], problem.l1)
+            if self.free_last:
+                lam[-1] = 0.0
             gradient = np.where(w != 0, gradient + lam * np.sign(w),
                                 soft_threshold(gradient, lam))
             orthant = np.where(w != 0, np.sign(w), -np.sign(gradient))
             free = orthant != 0
-        norm = float(np.linalg.norm(gradient))
+            del lam
+        norm = dnrm2(gradient)
         if not norm > 0.0:
             return
         step = self._direct_step(gradient, free) if self.direct else None
         if step is None:
-            # Preconditioned conjugate gradient on H s = -g (over the free coordinates) to
-            # the forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is
-            # LIBLINEAR's mix of the identity and the Jacobi diagonal,
-            # (1 - PRECONDITIONER_MIX) l2 + PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f).
-            _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features,
-                                    problem.bias, self.curve, self.buffer, True)
-            precond = ((1.0 - PRECONDITIONER_MIX) * l2 * pen
-                       + PRECONDITIONER_MIX * (self.buffer / n + l2 * pen))
-            precond[~(precond > 0.0)] = 1.0   # a free intercept's zero-curvature column
-            forcing = min(0.5, np.sqrt(norm)) * norm
-            step = np.zeros_like(w)
-            residual = -gradient
-            z = residual / precond
-            direction = z.copy()
-            rz = float(residual @ z)
-            for _ in range(self.max_cg):
-                hd = self._hessian_times(direction)
-                if free is not None:
-                    hd[~free] = 0.0
-                curvature = float(direction @ hd)
-                if not curvature > 0.0:          # flat or not convex along it: stop here
-                    if not np.any(step):
-                        step = residual.copy()   # (no progress yet: steepest descent)
-                    break
-                alpha = rz / curvature
-                step += alpha * direction
-                residual -= alpha * hd
-                if np.linalg.norm(residual) <= forcing:
-                    break
-                z = residual / precond
-                rz_next = float(residual @ z)
-                direction = z + (rz_next / rz) * direction
-                rz = rz_next
-        slope = float(gradient @ step)
+            step = self._cg_step(gradient, free, norm)
+        slope = ddot(gradient, step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
         self._margins(step, self.dz)
+        trial = np.empty_like(w)
         t = 1.0
         for _ in range(60):
-            trial = w + t * step
+            np.multiply(step, t, out=trial)
+            trial += w
+            decrease = t * slope                  # <g, trial - w>
             if orthant is None:
                 data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
             else:
                 crossed = trial * orthant < 0     # projected back onto the orthant's face
                 if np.any(crossed):
+                    decrease -= float(gradient[crossed] @ trial[crossed])
                     trial[crossed] = 0.0
                     trial_z = self.trial_z
                     self._margins(trial, trial_z)
@@ -205,7 +239,7 @@ class Newton:
                 else:
                     data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
             trial_value = data_sum / n + self._penalty(trial)
-            if trial_value <= value + ARMIJO * float(gradient @ (trial - w)):
+            if trial_value <= value + ARMIJO * decrease:
                 self.w = trial
                 # The next iteration's margins, without a pass (a full pass every
                 # MARGIN_REFRESH iterations keeps rounding from accumulating).
