@@ -243,9 +243,11 @@ def main(argv=None):
             for solver in ("admm", "lbfgs"):
                 s, it, sub = timed_dask_ml(name, workers, args.alpha, solver, p_star, args.cap)
                 sub = sub if isinstance(sub, str) else f"subopt. {sub:.1e}"
+                # (a run killed at twice the cap: its max_iter, nothing reached)
+                over = 2 * args.cap if sub == "no run finished" else args.cap
                 print(f"{head} {workers} | dask-ml {solver} | "
                       + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x |" if s is not None
-                         else f"> {args.cap:g} | {it} | {sub} | - |"), flush=True)
+                         else f"> {over:g} | {it} | {sub} | - |"), flush=True)
         if args.scaling and repeats > 1:       # (not for --big: the simulation is serial)
             scaling(name, X, y, args)
 

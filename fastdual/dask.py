@@ -60,13 +60,16 @@ class MissingBlock(LookupError):
 class Block:
     """One block of rows with its duals and what SDCA needs of them."""
 
-    def __init__(self, X, y, loss_name, loss_params, classes, bias, index, duals=None):
+    def __init__(self, X, y, loss_name, loss_params, classes, bias, index, duals=None,
+                 labels_later=False):
+        """classes: None for regression, else the two classes (y is then mapped to -1, +1);
+        labels_later: binary labels kept as they are until `label(classes)` (the classes
+        found from the blocks' own labels, without a pass of their own)."""
         self.matrix = check_matrix(X)
-        y = np.asarray(y)
-        if classes is None:
-            self.y = np.asarray(y, dtype=np.float64)
-        else:
-            self.y = np.where(y == classes[1], 1.0, -1.0)
+        self.labels = np.asarray(y)
+        self.y = None
+        if not labels_later:
+            self.label(classes)
         self.loss_spec = (loss_name, loss_params)
         self.loss = make_loss(loss_name, loss_params)[1]
         self.bias = bias
@@ -76,6 +79,12 @@ class Block:
         self.sq_norms = _rows.row_squared_norms(*self.matrix.kernel_args, n, d, bias)
         self.committed = None
         self.restore(np.zeros(n) if duals is None else duals)
+
+    def label(self, classes):
+        y = self.labels
+        self.y = (np.asarray(y, dtype=np.float64) if classes is None
+                  else np.where(y == classes[1], 1.0, -1.0))
+        self.labels = None
 
     def __getstate__(self):
         """Picklable between processes: the loss (a Cython object) is rebuilt from its name."""
@@ -141,15 +150,21 @@ def _worker_address():
     return get_worker().address
 
 
-def _build(X, y, token, index, loss_name, loss_params, classes, bias, duals=None):
-    _STATE[token, index] = Block(X, y, loss_name, loss_params, classes, bias, index, duals)
-    return _worker_address()
+def _build(X, y, token, index, loss_name, loss_params, classes, bias, duals=None,
+           labels_later=False):
+    """The block on this worker: (its address, the block's distinct labels when they are to be
+    mapped later, else None)."""
+    block = Block(X, y, loss_name, loss_params, classes, bias, index, duals, labels_later)
+    _STATE[token, index] = block
+    return _worker_address(), np.unique(block.labels) if labels_later else None
 
 
-def _step(token, index, *args):
+def _step(token, index, classes, *args):
     block = _STATE.get((token, index))
     if block is None:
         raise MissingBlock(f"block {index} is not on worker {_worker_address()}")
+    if block.y is None:
+        block.label(classes)
     return block.step(*args)
 
 
@@ -195,7 +210,9 @@ class DaskBlocks:
     """The blocks on a cluster: built on the workers from X's row chunks, one task per block
     and round on the worker that holds it."""
 
-    def __init__(self, client, X, y, loss_name, loss_params, classes, bias):
+    def __init__(self, client, X, y, loss_name, loss_params, binary, bias):
+        """binary: y holds two classes, found from the blocks' labels as they are built
+        (`classes`; their number is the caller's to check before any round)."""
         from distributed.scheduler import KilledWorker
         from distributed.client import FutureCancelledError
         # What a lost worker raises (OSError: a closed connection).
@@ -205,21 +222,28 @@ class DaskBlocks:
         self.x_parts = list(X.to_delayed().ravel())
         self.y_parts = list(y.to_delayed().ravel())
         self.sizes = [int(rows) for rows in X.chunks[0]]
-        self.spec = (loss_name, loss_params, classes, bias)
-        self.addresses = client.gather([self._build(k) for k in range(len(self.x_parts))])
+        self.spec = [loss_name, loss_params, None, bias]
+        built = client.gather([self._build(k, labels_later=binary)
+                               for k in range(len(self.x_parts))])
+        self.addresses = [address for address, _ in built]
+        self.classes = np.unique(np.concatenate([labels for _, labels in built])) if binary \
+            else None
+        self.spec[2] = self.classes           # (a block rebuilt later is labelled at once)
 
     def __len__(self):
         return len(self.addresses)
 
-    def _build(self, k, duals=None):
+    def _build(self, k, duals=None, labels_later=False):
         x, y = self.client.compute([self.x_parts[k], self.y_parts[k]])
-        return self.client.submit(_build, x, y, self.token, k, *self.spec, duals, pure=False)
+        return self.client.submit(_build, x, y, self.token, k, *self.spec, duals, labels_later,
+                                  pure=False)
 
     def step(self, v, *args):
         client = self.client
         # v travels in the tasks themselves: a scatter to a worker that has just died waits
         # forever, a task's argument does not.
-        return client.gather([client.submit(_step, self.token, k, v, *args, pure=False,
+        return client.gather([client.submit(_step, self.token, k, self.classes, v, *args,
+                                            pure=False,
                                             workers=[address], allow_other_workers=True)
                               for k, address in enumerate(self.addresses)])
 
@@ -231,14 +255,16 @@ class DaskBlocks:
                                              workers=[address], allow_other_workers=True)
                                for k, (address, duals) in enumerate(zip(self.addresses,
                                                                         committed))])
-        for k, address in enumerate(found):
-            if address is None:
-                found[k] = self._build(k, committed[k])
-        self.addresses = client.gather(found)
+        rebuilt = {k: self._build(k, committed[k])
+                   for k, address in enumerate(found) if address is None}
+        for k, address in zip(rebuilt, client.gather(list(rebuilt.values()))):
+            found[k] = address[0]
+        self.addresses = found
 
     def close(self):
+        """Forget the blocks on every worker (without waiting for it)."""
         try:
-            self.client.run(_forget, self.token)
+            self.client.run(_forget, self.token, wait=False)
         except Exception:    # pragma: no cover - a cluster already gone keeps nothing
             pass
 
@@ -336,13 +362,11 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
                          "with a small l2 part, e.g. l1_ratio=0.99")
     l2, l1 = alpha * (1.0 - l1_ratio), alpha * l1_ratio
     bias = check_positive("intercept_scaling", intercept_scaling) if fit_intercept else 0.0
-    classes = None
-    if spec.task == "binary":
-        classes = np.unique(np.asarray(client.compute(da.unique(y)).result()))
-        if classes.shape[0] != 2:
-            raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
-    blocks = DaskBlocks(client, X, y, loss, loss_params, classes, bias)
+    blocks = DaskBlocks(client, X, y, loss, loss_params, spec.task == "binary", bias)
+    classes = blocks.classes
     try:
+        if classes is not None and classes.shape[0] != 2:
+            raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
         w, duals, primal, dual, rounds, history, recoveries = cocoa(
             blocks, n, d, l2, l1, tol=tol, max_rounds=max_rounds, local_epochs=local_epochs,
             seed=seed, verbose=verbose)

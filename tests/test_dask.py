@@ -163,6 +163,24 @@ def test_a_worker_killed_in_the_middle_of_training_costs_a_round_not_the_model(m
     assert cert.gap == pytest.approx(model.gap_, rel=1e-9, abs=1e-15)
 
 
+def test_labels_are_the_classes_of_all_blocks_not_of_each(client):
+    """String labels sorted into blocks of one class each: the classes are found from all the
+    blocks (as they are built), and the model equals the one trained on -1/+1 labels."""
+    X, y = problem_for("logistic", n=120, d=5, seed=4, sparse=True)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    names = np.where(y > 0, "spam", "ham")
+    rows = int(np.sum(y < 0))                      # the first block all "ham", the rest "spam"
+    kwargs = dict(loss="logistic", alpha=0.05, tol=1e-6, local_epochs=2, random_state=0,
+                  client=client)
+    model = fastdual.dask.train(*as_dask(X, names, rows), **kwargs)
+    signs = fastdual.dask.train(*as_dask(X, y, rows), **kwargs)
+    assert list(model.classes_) == ["ham", "spam"]
+    np.testing.assert_array_equal(model.coef_, signs.coef_)
+    np.testing.assert_array_equal(model.predict(X[:3]), np.where(signs.predict(X[:3]) > 0,
+                                                                  "spam", "ham"))
+
+
 def test_bad_input_is_refused_by_name(client):
     X, y = problem_for("logistic", n=60, d=4, seed=3, sparse=False)
     Xd, yd = as_dask(X, y, 20)
