@@ -176,7 +176,8 @@ def _restore(token, index, duals):
     return _worker_address()
 
 
-def _forget(token):
+async def _forget(token):
+    """(a coroutine: Client.run can then return without waiting for it)"""
     for key in [key for key in _STATE if key[0] == token]:
         del _STATE[key]
 

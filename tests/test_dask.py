@@ -1,5 +1,7 @@
 """fastdual.dask: CoCoA+ on a LocalCluster (two workers, threads), against single-machine
 training, its global certificate against the shared gap function on the gathered data."""
+import time
+
 import numpy as np
 import pytest
 
@@ -179,6 +181,20 @@ def test_labels_are_the_classes_of_all_blocks_not_of_each(client):
     np.testing.assert_array_equal(model.coef_, signs.coef_)
     np.testing.assert_array_equal(model.predict(X[:3]), np.where(signs.predict(X[:3]) > 0,
                                                                   "spam", "ham"))
+
+
+def test_the_workers_forget_the_blocks_after_training(client):
+    X, y = problem_for("logistic", n=100, d=4, seed=5, sparse=False)
+    fastdual.dask.train(*as_dask(X, y, 40), loss="logistic", alpha=0.05, client=client)
+
+    def held():
+        return sum(client.run(lambda: len(fastdual.dask._STATE)).values())
+
+    for _ in range(100):          # (forgotten without the driver waiting for it)
+        if held() == 0:
+            break
+        time.sleep(0.05)
+    assert held() == 0
 
 
 def test_bad_input_is_refused_by_name(client):
