@@ -129,17 +129,23 @@ def child(args):
         "rss_before": before, "peak": peak, "peak_reset": reset, "traced": traced}))
 
 
-def wide(solvers):
-    import tracemalloc
-    import fastdual
-    d = 1 << 25
-    rng = np.random.default_rng(0)
-    n, per_row = 2000, 10
+def very_wide(n, d, per_row, seed):
+    """A tiny CSR X (n rows of about per_row uniform random ids among d features) and random
+    -1/+1 labels: what training allocates beyond X is then all in vectors of length d."""
+    rng = np.random.default_rng(seed)
     X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row).astype(np.int32),
                        np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
     X.sum_duplicates()
     X.sort_indices()
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    return X, np.where(rng.random(n) < 0.5, 1.0, -1.0)
+
+
+def wide(solvers):
+    import tracemalloc
+    import fastdual
+    d = 1 << 25
+    n = 2000
+    X, y = very_wide(n, d, 10, seed=0)
     rows = []
     for solver in solvers:
         tracemalloc.start()

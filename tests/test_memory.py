@@ -1,6 +1,8 @@
 """What training allocates: never a copy of X, and on very wide data only the d-vectors the
 method and its certificate need (docs/benchmarks.md Sec. I), measured with tracemalloc, which
 numpy reports its allocations to."""
+import os
+import sys
 import tracemalloc
 import warnings
 
@@ -9,6 +11,12 @@ import pytest
 import scipy.sparse as sp
 
 import fastdual
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)
+
+from benchmarks.scale import very_wide  # noqa: E402
 
 
 def traced_peak(fn):
@@ -43,13 +51,7 @@ def test_sdca_on_very_wide_data_keeps_three_d_vectors():
     checkpoint's frozen copy of w (after the scratch is gone), while the previous checkpoint is
     still held: three float64 d-vectors at the peak, whatever the number of checks."""
     d = 1 << 22
-    rng = np.random.default_rng(1)
-    n, per_row = 500, 5
-    X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row).astype(np.int32),
-                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
-    X.sum_duplicates()
-    X.sort_indices()
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X, y = very_wide(500, d, 5, seed=1)
     peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=0.0,
                                               max_epochs=4, check_every=1, solver="sdca"))
     assert peak <= 3.1 * 8 * d
@@ -69,13 +71,7 @@ def test_very_wide_data_keeps_each_method_s_d_vectors(solver):
     SPDC and RDA their state and the certificate's. A temporary of length d anywhere in an
     iteration would show here."""
     d = 1 << 22
-    rng = np.random.default_rng(2)
-    n, per_row = 500, 5
-    X = sp.csr_matrix((rng.random(n * per_row), rng.integers(0, d, n * per_row).astype(np.int32),
-                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
-    X.sum_duplicates()
-    X.sort_indices()
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X, y = very_wide(500, d, 5, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         peak = traced_peak(lambda: fastdual.train(X, y, loss="logistic", alpha=1e-2, tol=0.0,
