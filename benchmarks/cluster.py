@@ -13,9 +13,10 @@ each; the data in K row chunks): seconds and rounds of fastdual.dask.train to a 
 gap of 1e-4 (local_epochs 1 and 3; median of 5, 1 for --big, after a warm-up run on the fresh
 workers; the data already in the workers' memory), against fastdual.train(solver="sdca") in this
 process (median of 5, 1 for --big) and the one-pass floor (a sparse product X w, median of 5). With --dask-ml:
-dask-ml's LogisticRegression (admm, lbfgs) on the same cluster (its sparse chunks as pydata/sparse arrays, normalize=False), one run each of
+dask-ml's LogisticRegression (admm, lbfgs) on K workers (its sparse chunks as pydata/sparse arrays, normalize=False), one run each of
 max_iter = 2, 4, 8, ..., the first whose objective is within 1e-4 (relative) of P*, P* from SDCA certified to 1e-9; its
-seconds, or the last objective reached once a run passes the time cap; each solver's runs are in a
+seconds, or the last objective reached once a run passes the time cap, or "stalled" when a
+run is no better than the previous one (the solver stops on its own criteria); each solver's runs are in a
 child process with its own cluster of K workers, killed with them when a run is still going at
 twice the cap.
 
@@ -99,7 +100,7 @@ def dask_ml_fits(key, workers, alpha, solver, p_star, cap):
             rows = min(2000, X.shape[0] // workers)
             estimator(1).fit(Xd[:rows * workers].rechunk({0: rows}), yd[:rows * workers]
                              .rechunk(rows))
-        max_iter = 2
+        max_iter, previous = 2, np.inf
         while True:
             est = estimator(max_iter)
             print(json.dumps({"start": max_iter}), flush=True)
@@ -115,9 +116,11 @@ def dask_ml_fits(key, workers, alpha, solver, p_star, cap):
             subopt = (objective(X, y, np.asarray(est.coef_).ravel(), alpha) - p_star) / p_star
             print(json.dumps({"max_iter": max_iter, "seconds": seconds, "subopt": subopt}),
                   flush=True)
-            if subopt <= TOL or seconds > cap:
+            # (a run no better than the one with half the iterations: the solver stops on its
+            # own criteria before max_iter; more iterations give the same)
+            if subopt <= TOL or seconds > cap or subopt >= previous:
                 return
-            max_iter *= 2
+            max_iter, previous = 2 * max_iter, subopt
 
 
 def timed_dask_ml(key, workers, alpha, solver, p_star, cap, setup=1800.0):
@@ -160,6 +163,8 @@ def timed_dask_ml(key, workers, alpha, solver, p_star, cap, setup=1800.0):
         return None, running, "no run finished"
     if last["subopt"] <= TOL:
         return last["seconds"], last["max_iter"], last["subopt"]
+    if running is None and last["seconds"] <= cap:
+        return None, last["max_iter"], f"stalled at subopt. {last['subopt']:.1e}"
     return None, running or last["max_iter"], last["subopt"]
 
 
@@ -251,10 +256,11 @@ def main(argv=None):
                 s, it, sub = timed_dask_ml(name, workers, args.alpha, solver, p_star, args.cap)
                 sub = sub if isinstance(sub, str) else f"subopt. {sub:.1e}"
                 # (a run killed at twice the cap: its max_iter, nothing reached)
-                over = 2 * args.cap if sub == "no run finished" else args.cap
+                over = "> %g" % (2 * args.cap if sub == "no run finished" else args.cap)
                 print(f"{head} {workers} | dask-ml {solver} | "
                       + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x |" if s is not None
-                         else f"> {over:g} | {it} | {sub} | - |"), flush=True)
+                         else f"{'-' if sub.startswith('stalled') else over} | {it} | {sub} | - |"),
+                      flush=True)
         if args.scaling and repeats > 1:       # (not for --big: the simulation is serial)
             scaling(name, X, y, args)
 
