@@ -177,9 +177,10 @@ def _restore(token, index, duals):
 
 
 async def _forget(token):
-    """(a coroutine: Client.run can then return without waiting for it)"""
-    for key in [key for key in _STATE if key[0] == token]:
-        del _STATE[key]
+    """(a coroutine: Client.run can then return without waiting for it; the keys are read
+    in one step, as tasks of a next training may add blocks meanwhile)"""
+    for key in [key for key in list(_STATE) if key[0] == token]:
+        _STATE.pop(key, None)
 
 
 class LocalBlocks:
