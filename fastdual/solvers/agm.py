@@ -28,13 +28,12 @@ intercept, the intercept that minimises the primal for that w). Each "epoch" of 
 is one iteration: a gradient pass and a pass for the new point's image, per trial of L.
 """
 import numpy as np
-from scipy.linalg.blas import dasum, ddot
 
 from fastdual._loop import Option
 from fastdual.projection import project_box_hyperplane
 from fastdual._core import f1 as _f1, projection as _projection
 from fastdual.solvers import _agm, _newton
-from fastdual.solvers.common import soft_threshold
+from fastdual.solvers.common import penalty, soft_threshold
 
 # Losses whose dual -phi*(-a) is smooth on its (box) domain, so that form="dual" applies.
 DUAL_FORM_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "squared", "absolute")
@@ -160,11 +159,7 @@ class PrimalForm:
         return out
 
     def penalty(self, x):
-        last = x[-1] if self.free_last else 0.0
-        value = 0.5 * self.l2 * (ddot(x, x) - last * last)
-        if self.l1:
-            value += self.l1 * (dasum(x) - abs(last))
-        return value
+        return penalty(x, self.l2, self.l1, self.free_last)
 
     def value(self, x, image):
         problem = self.problem

@@ -1,10 +1,22 @@
-"""What more than one driver uses: the soft threshold (grad g* for the elastic net) and the
-pure-l1 continuation test (seed 000 Sec. 3.1, seed 002 Sec. 3)."""
+"""What more than one driver uses: the soft threshold (grad g* for the elastic net), the
+penalty of a primal point and the pure-l1 continuation test (seed 000 Sec. 3.1, seed 002
+Sec. 3)."""
 import numpy as np
+from scipy.linalg.blas import dasum, ddot
 
 
 def soft_threshold(v, kappa):
     return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
+
+
+def penalty(w, l2, l1, free_last):
+    """l2/2 ||w||^2 + l1 ||w||_1 over the entries of w (float64, contiguous) but the last when
+    it is a free intercept's; by BLAS, without a temporary of w's length."""
+    last = w[-1] if free_last else 0.0
+    value = 0.5 * l2 * (ddot(w, w) - last * last)
+    if l1:
+        value += l1 * (dasum(w) - abs(last))
+    return value
 
 
 def helper_can_shrink(problem, checkpoint, working_l2):

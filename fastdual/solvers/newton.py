@@ -13,7 +13,7 @@ from scipy.linalg.blas import daxpy, ddot, dnrm2
 
 from fastdual._loop import Option
 from fastdual.solvers import _newton
-from fastdual.solvers.common import soft_threshold
+from fastdual.solvers.common import penalty, soft_threshold
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1
@@ -173,12 +173,7 @@ class Newton:
         return step
 
     def _penalty(self, w):
-        problem = self.problem
-        value = 0.5 * problem.l2 * (ddot(w, w) - (w[-1] * w[-1] if self.free_last else 0.0))
-        if problem.l1:
-            value += problem.l1 * (float(np.linalg.norm(w, 1))
-                                   - (abs(w[-1]) if self.free_last else 0.0))
-        return value
+        return penalty(w, self.problem.l2, self.problem.l1, self.free_last)
 
     def epoch(self):
         problem = self.problem
