@@ -103,6 +103,22 @@ class Problem:
             dual = max(dual, margin_dual)
         return primal, dual
 
+    def dual_vector(self, duals, l2=None, out=None, feasible=False):
+        """v(duals) = 1/(l2 n) sum_i c_i duals_i x_i (the intercept feature's entry last, 0 for a
+        free intercept), for the objective's l2 or another: one transpose product over the rows,
+        written into `out` (a new array if None). With a free intercept the duals are first
+        made feasible unless the caller says they are, as primal_dual does."""
+        if out is None:
+            out = np.empty(self.n_features + 1)
+        if self.free_intercept and not feasible:
+            duals = self.feasible_duals(duals)
+        l2 = self.l2 if l2 is None else l2
+        coef = self.sample_weight * np.asarray(duals, dtype=np.float64) \
+            * (1.0 / (l2 * self.n_samples))
+        _rows.transpose_times(*self.X.kernel_args, self.n_samples, self.n_features,
+                              0.0 if self.free_intercept else self.bias, coef, out)
+        return out
+
     def feasible_duals(self, duals):
         """duals made feasible: with a free intercept, projected onto the loss's box and the
         hyperplane sum_i c_i a_i = 0 (exactly, in O(n): fastdual.projection); else as given."""
@@ -215,6 +231,21 @@ class VectorProblem(Problem):
                                        self.l2 if l2 is None else l2, self.l1, self.family,
                                        self.smoothing, v_out)
 
+    def dual_vector(self, duals, l2=None, out=None, feasible=False):
+        """V(duals) = 1/(l2 n) sum_i c_i x_i duals_i^T, (n_features + 1, k): one transpose
+        product per class."""
+        if out is None:
+            out = np.empty((self.n_features + 1, self.n_classes))
+        l2 = self.l2 if l2 is None else l2
+        scaled = np.asarray(duals, dtype=np.float64) \
+            * (self.sample_weight / (l2 * self.n_samples))[:, None]
+        column = np.empty(self.n_features + 1)
+        for m in range(self.n_classes):
+            _rows.transpose_times(*self.X.kernel_args, self.n_samples, self.n_features,
+                                  self.bias, np.ascontiguousarray(scaled[:, m]), column)
+            out[:, m] = column
+        return out
+
     def feasible_duals(self, duals):
         return np.asarray(duals, dtype=np.float64)
 
@@ -273,9 +304,8 @@ class F1Problem(Problem):
         flips = np.empty(n)
         _, expected, _ = _f1.gibbs(np.ascontiguousarray(duals[:n]), self.y, float(duals[n]),
                                    flips)
-        from fastdual.solvers._newton import transpose_times
         gamma = np.empty(self.n_features + 1)
-        transpose_times(*self.X.kernel_args, n, self.n_features, self.bias,
+        _rows.transpose_times(*self.X.kernel_args, n, self.n_features, self.bias,
                         -(2.0 / n) * self.y * flips, gamma)
         excess = np.maximum(np.abs(gamma) - self.l1, 0.0)
         return expected - float(excess @ excess) / (2.0 * self.l2)

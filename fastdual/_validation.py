@@ -34,13 +34,12 @@ class Matrix:
         """X @ w (w of length n_features, or n_features x k: one pass per column), in float64,
         by the kernels' row pass (scipy's and numpy's products would first upcast a float32 X:
         a copy of the data)."""
-        from fastdual.solvers._newton import margins
         w = np.asarray(w, dtype=np.float64)
         columns = w.reshape(w.shape[0], -1)
         out = np.empty((self.n_samples, columns.shape[1]))
         column = np.empty(self.n_samples)
         for j in range(columns.shape[1]):
-            margins(self.data, self.indices, self.indptr, self.n_samples, self.n_features, 0.0,
+            _rows.margins(self.data, self.indices, self.indptr, self.n_samples, self.n_features, 0.0,
                     np.ascontiguousarray(columns[:, j]), column)
             out[:, j] = column
         return out.reshape((self.n_samples,) + w.shape[1:])

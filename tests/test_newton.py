@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import fastdual
 from conftest import np_objective, problem_for
 from fastdual._problem import build_problem
+from fastdual._core import rows as _rows
 from fastdual.solvers import _newton
 
 SMOOTH = ["logistic", "squared_hinge", "smooth_hinge", "squared"]
@@ -24,7 +25,7 @@ def test_the_passes_match_numpy(loss, sparse):
     rng = np.random.default_rng(0)
     w, v = rng.standard_normal(6), rng.standard_normal(6)
     z = np.empty(60)
-    _newton.margins(*problem.X.kernel_args, 60, 5, 2.0, w, z)
+    _rows.margins(*problem.X.kernel_args, 60, 5, 2.0, w, z)
     np.testing.assert_allclose(z, A @ w, rtol=1e-13, atol=1e-13)
     slope, curve = np.empty(60), np.empty(60)
     total = _newton.loss_terms(problem.y, problem.sample_weight, z, problem.loss, slope, curve)
@@ -37,14 +38,14 @@ def test_the_passes_match_numpy(loss, sparse):
                - problem.loss.derivatives(problem.y, z - h)) / (2 * h)
     np.testing.assert_allclose(curve, numeric, atol=1e-5)
     out = np.empty(6)
-    _newton.hessian_vector(*problem.X.kernel_args, 60, 5, 2.0, curve, v, out)
+    _rows.hessian_vector(*problem.X.kernel_args, 60, 5, 2.0, curve, v, out)
     np.testing.assert_allclose(out, A.T @ (curve * (A @ v)), rtol=1e-12, atol=1e-12)
-    _newton.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
+    _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
     np.testing.assert_allclose(out, A.T @ slope, rtol=1e-12, atol=1e-12)
     H = np.empty((6, 6))
-    _newton.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
+    _rows.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
     np.testing.assert_allclose(H, np.triu(A.T @ (curve[:, None] * A)), rtol=1e-12, atol=1e-12)
-    _newton.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
+    _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
                                atol=1e-12)
 

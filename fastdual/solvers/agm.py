@@ -32,7 +32,8 @@ import numpy as np
 from fastdual._loop import Option
 from fastdual.projection import project_box_hyperplane
 from fastdual._core import f1 as _f1, projection as _projection
-from fastdual.solvers import _agm, _newton
+from fastdual._core import rows as _rows
+from fastdual.solvers import _agm
 from fastdual.solvers.common import penalty, soft_threshold
 
 # Losses whose dual -phi*(-a) is smooth on its (box) domain, so that form="dual" applies.
@@ -80,8 +81,8 @@ def largest_eigenvalue(problem, iterations, rtol=1e-4, vector=False):
     z, out = np.empty(n), np.empty(d + 1)
     value = 0.0
     for _ in range(iterations):
-        _newton.margins(*args, v, z)
-        _newton.transpose_times(*args, problem.sample_weight * z, out)
+        _rows.margins(*args, v, z)
+        _rows.transpose_times(*args, problem.sample_weight * z, out)
         new = float(v @ out) / n
         norm = float(np.linalg.norm(out))
         if not norm > 0.0:
@@ -101,7 +102,7 @@ def optimized_prox_weights(problem):
     make phi_mu infinitely curved)."""
     _, v = largest_eigenvalue(problem, 6, rtol=0.0, vector=True)
     z = np.empty(problem.n_samples)
-    _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+    _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                     problem.bias, v, z)
     b2 = np.abs(z)
     c = problem.sample_weight
@@ -155,7 +156,7 @@ class PrimalForm:
 
     def image(self, x):
         out = np.empty(self.problem.n_samples)
-        _newton.margins(*self.args, x, out)
+        _rows.margins(*self.args, x, out)
         return out
 
     def penalty(self, x):
@@ -173,7 +174,7 @@ class PrimalForm:
         n = problem.n_samples
         total = _agm.smoothed_loss(problem.y, problem.sample_weight, image, problem.loss,
                                    self.mu, self.duals, self.weights)
-        _newton.transpose_times(*self.args, -problem.sample_weight * self.duals,
+        _rows.transpose_times(*self.args, -problem.sample_weight * self.duals,
                                 self.gradient_buffer)
         # (the buffer itself: valid until the next gradient, which is all the engines need)
         np.divide(self.gradient_buffer, n, out=self.gradient_buffer)
@@ -252,7 +253,7 @@ class DualForm:
         """v(a), with a free intercept's entry 0 (it is, on the hyperplane)."""
         problem = self.problem
         out = np.empty(problem.n_features + 1)
-        _newton.transpose_times(*self.args, problem.sample_weight * a, out)
+        _rows.transpose_times(*self.args, problem.sample_weight * a, out)
         out /= problem.l2 * problem.n_samples
         if problem.free_intercept:
             out[problem.n_features] = 0.0
@@ -279,7 +280,7 @@ class DualForm:
         at the margins z = X w(u); w(u) is the primal point."""
         problem = self.problem
         w = self._w(v)
-        _newton.margins(*self.args, w, self.margins)
+        _rows.margins(*self.args, w, self.margins)
         data = self._data_term(u, self.margins, self.slope)
         return (0.5 * problem.l2 * float(w @ w) - data, -self.metric * self.slope,
                 np.array(w, dtype=np.float64))
@@ -347,7 +348,7 @@ class F1Form(PrimalForm):
         problem = self.problem
         n = problem.n_samples
         value = self._risk(image, self.duals)[0]
-        _newton.transpose_times(*self.args, -(2.0 / n) * problem.y * self.duals,
+        _rows.transpose_times(*self.args, -(2.0 / n) * problem.y * self.duals,
                                 self.gradient_buffer)
         return value, self.gradient_buffer, self.no_dual
 
@@ -664,9 +665,8 @@ class AGM:
                 self.weights = optimized_prox_weights(problem)
             self.form = self._smoothed_form(self.mu)
             start = np.zeros(problem.n_features + 1)
-            if initial_duals is not None and not structured:   # w(duals), by the certificate
-                v = np.empty(problem.n_features + 1)
-                problem.primal_dual(np.zeros(problem.n_features + 1), initial_duals, v_out=v)
+            if initial_duals is not None and not structured:   # w(duals) = grad g*(v(duals))
+                v = problem.dual_vector(initial_duals)
                 start = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         self.start = start
         self.engine_class = ENGINES[options["memory"]]

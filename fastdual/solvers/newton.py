@@ -12,6 +12,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import daxpy, ddot, dnrm2
 
 from fastdual._loop import Option
+from fastdual._core import rows as _rows
 from fastdual.solvers import _newton
 from fastdual.solvers.common import penalty, soft_threshold
 
@@ -48,9 +49,8 @@ class Newton:
         # penalty's vectors are the scalars l2, l1 with that one entry corrected, never d-vectors.
         self.free_last = bool(problem.free_intercept)
         self.w = np.zeros(d + 1)
-        if initial_duals is not None:       # w(duals) = grad g*(v(duals)), by the certificate
-            v = np.empty(d + 1)
-            problem.primal_dual(np.zeros(d + 1), initial_duals, v_out=v)
+        if initial_duals is not None:       # w(duals) = grad g*(v(duals))
+            v = problem.dual_vector(initial_duals)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         self.direct = self._use_direct(options["linear_solver"])
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
@@ -73,7 +73,7 @@ class Newton:
 
     def _margins(self, w, out):
         problem = self.problem
-        _newton.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+        _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                         problem.bias, w, out)
 
     def _add_l2(self, v, out):
@@ -88,7 +88,7 @@ class Newton:
     def _hessian_times(self, v):
         """H v into the buffer (overwritten by the next call)."""
         problem = self.problem
-        _newton.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+        _rows.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                                problem.bias, self.curve, v, self.buffer)
         self.buffer *= 1.0 / problem.n_samples
         return self._add_l2(v, self.buffer)
@@ -113,7 +113,7 @@ class Newton:
         mirrored) and factored by Cholesky; None if H is not positive definite there."""
         problem = self.problem
         H = self.hessian
-        _newton.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+        _rows.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                                problem.bias, self.curve, H)
         H /= problem.n_samples
         H += np.triu(H, 1).T                 # the full symmetric matrix
@@ -138,7 +138,7 @@ class Newton:
         the preconditioned residual, all updated in place."""
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
-        _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+        _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.curve, self.buffer, True)
         precond = self.buffer * (PRECONDITIONER_MIX / n)    # (1 - m) l2 p + m (diag/n + l2 p)
         precond += l2
@@ -187,7 +187,7 @@ class Newton:
         data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
         value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
-        _newton.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+        _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.slope, gradient)
         gradient *= 1.0 / n
         self._add_l2(w, gradient)

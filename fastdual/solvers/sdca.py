@@ -63,7 +63,7 @@ class SDCA:
         self.duals = np.zeros(n) if initial_duals is None else np.array(initial_duals, np.float64)
         self.v = np.zeros(d + 1)
         if initial_duals is not None:   # v(duals), by the certificate's own pass
-            problem.primal_dual(np.zeros(d + 1), self.duals, l2=self.working_l2, v_out=self.v)
+            problem.dual_vector(self.duals, l2=self.working_l2, out=self.v)
         # With l1 = 0, w = v: the kernel gets the same array twice and never writes w.
         self.w = self.v if self.l1 == 0.0 else soft_threshold(self.v, self.l1 / self.working_l2)
         self.sq_norms = problem.squared_norms()
@@ -237,7 +237,7 @@ class Acceleration:
         # y_1 = w_0 = the user problem's w(duals) (0 from zero duals), xi_1 = (1 + eta^-2)
         # times its gap.
         sdca.working_l2 = self.working_l2
-        problem.primal_dual(np.zeros(d1), sdca.duals, l2=self.working_l2, v_out=self.v_duals)
+        problem.dual_vector(sdca.duals, l2=self.working_l2, out=self.v_duals)
         self.y = soft_threshold(self.v_duals * (self.working_l2 / self.lam), problem.l1 / self.lam)
         self.u = (kappa / self.working_l2) * self.y
         self.w_prev = self.y.copy()
@@ -395,8 +395,7 @@ class FreeIntercept:
         # (zero duals are on it, with v = 0, already).
         if np.any(sdca.duals):
             sdca.duals[:] = problem.feasible_duals(sdca.duals)
-            problem.primal_dual(np.zeros(self.index + 1), sdca.duals, l2=sdca.working_l2,
-                                v_out=sdca.v, feasible=True)
+            problem.dual_vector(sdca.duals, l2=sdca.working_l2, out=sdca.v, feasible=True)
 
     def start_from(self, weight):
         self.sdca.v[self.index] += weight - self.centre

@@ -63,10 +63,10 @@ class SPDC:
         self.batch_size = min(options["batch_size"], n)
         self.user_steps = options["tau"], options["sigma"], options["theta"]
         self.duals = np.zeros(n) if initial_duals is None else np.array(initial_duals, np.float64)
-        # u = -(1/n) sum_i c_i alpha_i x_i, by the certificate's own pass (v_out = -u with l2 = 1).
+        # u = -(1/n) sum_i c_i alpha_i x_i (= -v(duals) at l2 = 1).
         v = np.zeros(d + 1)
         if initial_duals is not None:
-            problem.primal_dual(np.zeros(d + 1), self.duals, l2=1.0, v_out=v)
+            problem.dual_vector(self.duals, l2=1.0, out=v)
         self.u = -v
         # Pure l1: g gains the seed's perturbation working_l2/2 ||w||^2 (Sec. 3), lowered by
         # continuation as SDCA's helper is (after_check).

@@ -17,8 +17,8 @@ class VectorSDCA:
         self.duals = (np.zeros((n, k)) if initial_duals is None
                       else np.array(initial_duals, dtype=np.float64, order="C"))
         self.v = np.zeros((d + 1, k))
-        if initial_duals is not None:      # V(duals), by the certificate's own pass
-            problem.primal_dual(np.zeros((d + 1, k)), self.duals, v_out=self.v)
+        if initial_duals is not None:      # V(duals)
+            problem.dual_vector(self.duals, out=self.v)
         self.w = self.v if problem.l1 == 0.0 else soft_threshold(self.v,
                                                                  problem.l1 / problem.l2)
         self.order = np.arange(n, dtype=np.intp)
