@@ -1,22 +1,18 @@
-"""The face: fastdual.train and fastdual.duality_gap (validate -> Problem -> driver -> Model)."""
+"""The face: fastdual.train and fastdual.duality_gap. Validates the call, builds the problem
+(binary / regression, k-class, structured) and hands it to the room that runs it: _fit for one
+problem, _multiclass for k classes."""
 import numbers
-from collections import namedtuple
 
 import numpy as np
 
-from fastdual import _loop
-from fastdual import _multiclass
+from fastdual import _fit, _multiclass
+from fastdual._fit import Certificate, solve
 from fastdual._problem import build_f1_problem, build_problem
-from fastdual._validation import (check_choice, check_coef, check_int, check_labels,
-                                  check_matrix, check_positive, check_seed,
-                                  check_stream_weights)
+from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
+                                  check_positive, check_seed, check_stream_weights)
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
-from fastdual.solvers import SOLVERS, get_solver, solver_options
-from fastdual.solvers.auto import choose
-
-Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
-
+from fastdual.solvers import SOLVERS
 
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="auto",
@@ -113,7 +109,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     if class_weight is not None and get_loss_spec(loss).task != "binary":
         raise ValueError(f"class_weight is for classification; loss={loss!r} is a regression "
                          "loss")
-    multiclass_choice(multiclass, loss, 2)
+    _multiclass.multiclass_choice(multiclass, loss, 2)
     if n_jobs is not None:
         check_int("n_jobs", n_jobs, 1)
     problem = build_problem(X, y, **objective)
@@ -163,48 +159,6 @@ def weigh_classes(class_weight, classes, index, sample_weight):
     return check_stream_weights(sample_weight, index.shape[0]) * per_class[index]
 
 
-def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
-          on_interrupt, warm_start=None):
-    """Train one (binary or regression) problem in the loop and return its certified Model."""
-    if solver == "auto":
-        solver, options = choose(problem, options, SOLVERS)
-    driver_class = get_solver(solver, problem)
-    driver = driver_class(problem, solver_options(driver_class, options), seed,
-                          _initial_duals(problem, warm_start))
-    if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
-        driver.start_from(_warm_coefficients(problem, warm_start))
-    result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
-                       verbose=verbose, callback=callback)
-    if result is None:        # a second Ctrl-C before the first epoch ended
-        raise _loop.TrainingInterrupted(None)
-    model = _model(problem, result, solver, driver.helper_l2, tol)
-    if result.interrupted and on_interrupt == "raise":
-        raise _loop.TrainingInterrupted(model)
-    _loop.warn_unconverged(result, solver, tol, max_epochs, problem)
-    return model
-
-
-MULTICLASS = ("ovr", "crammer_singer", "multinomial")
-_JOINT_LOSSES = {"crammer_singer": ("hinge", "smooth_hinge"), "multinomial": ("logistic",)}
-
-
-def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
-    """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver),
-    "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca"); None:
-    multinomial for logistic with solver="sdca", one-vs-rest otherwise."""
-    if multiclass is None:
-        return "multinomial" if loss == "logistic" and solver in ("sdca", "auto") else "ovr"
-    if multiclass not in MULTICLASS:
-        raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
-                         f"{multiclass!r}")
-    if multiclass in _JOINT_LOSSES and loss not in _JOINT_LOSSES[multiclass]:
-        works = ["ovr"] + [name for name, losses in _JOINT_LOSSES.items() if loss in losses]
-        raise ValueError(f"multiclass={multiclass!r} needs loss in "
-                         f"{list(_JOINT_LOSSES[multiclass])}; loss={loss!r} trains k classes "
-                         f"with multiclass in {works}")
-    return multiclass
-
-
 def _split_options(loss, solver, options):
     """Split train's keyword arguments into the loss's parameters and the solver's options."""
     spec = get_loss_spec(loss)
@@ -221,48 +175,6 @@ def _split_options(loss, solver, options):
                          f"loss={loss!r} has the parameters {sorted(spec.params) or 'none'}")
     loss_params = {k: v for k, v in options.items() if k in spec.params}
     return loss_params, {k: v for k, v in options.items() if k not in spec.params}
-
-
-def _model(problem, result, solver, helper_l2, tol):
-    point = result.checkpoint
-    d = problem.n_features
-    # The checkpoint's frozen copies are handed to the model, not copied again (on very wide
-    # data each copy is a d-vector): nothing reads the checkpoint after this.
-    w, duals = point.w, point.duals
-    w.setflags(write=True)
-    duals.setflags(write=True)
-    return Model(
-        w[:d], w[d] * problem.bias, problem.classes,
-        dual_coef=duals, loss=problem.loss_name, loss_params=problem.loss_params,
-        task=problem.task, solver=solver, alpha=problem.alpha, l1_ratio=problem.l1_ratio,
-        l2_=problem.l2, l1_=problem.l1, l2_added_=helper_l2,
-        fit_intercept=problem.fit_intercept, intercept_scaling=problem.intercept_scaling,
-        intercept_mode=problem.intercept_mode,
-        primal_=point.primal, dual_=point.dual, gap_=point.gap, converged_=result.converged,
-        n_epochs_=point.epoch, history_=result.history, tol=tol, n_features_in_=d)
-
-
-def _initial_duals(problem, warm_start):
-    """A feasible dual start: the warm model's duals when they fit, else duals from its margins."""
-    if warm_start is None:
-        return None
-    if warm_start.loss != problem.loss_name:
-        raise ValueError(f"warm_start was trained with loss={warm_start.loss!r}, "
-                         f"not loss={problem.loss_name!r}")
-    if warm_start.coef_.shape[0] != problem.n_features:
-        raise ValueError(f"warm_start has {warm_start.coef_.shape[0]} features, "
-                         f"X has {problem.n_features}")
-    duals = warm_start.dual_coef_
-    if duals is not None and duals.shape[0] == problem.n_samples:
-        if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):
-            return duals
-    return problem.duals_from_margins(_warm_coefficients(problem, warm_start))
-
-
-def _warm_coefficients(problem, warm_start):
-    """A warm model's w in the problem's terms: its coef_, the intercept feature's weight last."""
-    return np.append(warm_start.coef_,
-                     warm_start.intercept_ / problem.bias if problem.bias else 0.0)
 
 
 def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,
@@ -299,126 +211,38 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
         k = classes.shape[0]
-        if np.shape(coef)[0] != k:
-            raise ValueError(f"coef has {np.shape(coef)[0]} rows but y has {k} classes")
-        if intercept is not None and np.shape(intercept) != (k,):
-            raise ValueError(f"intercept must be None or have shape ({k},), got shape "
-                             f"{np.shape(intercept)}")
-        if dual_coef is not None and np.shape(dual_coef) != (k, matrix.n_samples):
-            raise ValueError(f"dual_coef of a k-class model must have shape "
-                             f"({k}, {matrix.n_samples}), got {np.shape(dual_coef)}")
-        strategy = multiclass_choice(multiclass, loss, k)
-        if strategy != "ovr":
-            return _joint_certificate(matrix, classes, index, strategy, coef, intercept,
-                                      dual_coef, refine_epochs, dict(
-                                          loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
-                                          fit_intercept=intercept is not None,
-                                          intercept_scaling=intercept_scaling,
-                                          sample_weight=sample_weight, loss_params=loss_params,
-                                          regularize_intercept=regularize_intercept))
-        # One-vs-rest: the certificate of the sum of the k binary objectives.
-        parts = [duality_gap(matrix, np.where(index == m, 1.0, -1.0), np.asarray(coef)[m],
-                             None if intercept is None else float(intercept[m]), loss=loss,
-                             alpha=alpha, C=C, l1_ratio=l1_ratio, sample_weight=sample_weight,
-                             intercept_scaling=intercept_scaling,
-                             regularize_intercept=regularize_intercept,
-                             dual_coef=None if dual_coef is None else dual_coef[m],
-                             refine_epochs=refine_epochs, **loss_params)
-                 for m in range(k)]
-        primal = float(sum(c.primal for c in parts))
-        dual = float(sum(c.dual for c in parts))
-        return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
-    fit_intercept = intercept is not None
-    objective = dict(loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio, fit_intercept=fit_intercept,
-                     intercept_scaling=intercept_scaling, sample_weight=sample_weight,
-                     loss_params=loss_params, regularize_intercept=regularize_intercept)
-    structured = get_loss_spec(loss).structured
-    if structured:
-        if refine_epochs:
-            raise ValueError("refine_epochs is SDCA's refinement of per-sample duals; "
-                             f"loss={loss!r} has none")
-        refine_epochs = 0
+        if k == 2 and np.shape(coef)[0] == 1:
+            # scikit-learn's binary coef_ (1, d) and intercept_ (1,): one coefficient vector.
+            coef = np.asarray(coef)[0]
+            if intercept is not None and np.shape(intercept) == (1,):
+                intercept = np.asarray(intercept, dtype=np.float64)[0]
+            if dual_coef is not None and np.ndim(dual_coef) == 2 and np.shape(dual_coef)[0] == 1:
+                dual_coef = np.asarray(dual_coef)[0]
+            X = matrix
+        else:
+            if np.shape(coef)[0] != k:
+                raise ValueError(f"coef has {np.shape(coef)[0]} rows but y has {k} classes")
+            if intercept is not None and np.shape(intercept) != (k,):
+                raise ValueError(f"intercept must be None or have shape ({k},), got shape "
+                                 f"{np.shape(intercept)}")
+            if dual_coef is not None and np.shape(dual_coef) != (k, matrix.n_samples):
+                raise ValueError(f"dual_coef of a k-class model must have shape "
+                                 f"({k}, {matrix.n_samples}), got {np.shape(dual_coef)}")
+            strategy = _multiclass.multiclass_choice(multiclass, loss, k)
+            return _multiclass.certificate(matrix, classes, index, strategy, coef, intercept,
+                                           dual_coef, refine_epochs, dict(
+                                               loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                                               fit_intercept=intercept is not None,
+                                               intercept_scaling=intercept_scaling,
+                                               sample_weight=sample_weight,
+                                               loss_params=loss_params,
+                                               regularize_intercept=regularize_intercept))
+    objective = dict(loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                     fit_intercept=intercept is not None, intercept_scaling=intercept_scaling,
+                     sample_weight=sample_weight, loss_params=loss_params,
+                     regularize_intercept=regularize_intercept)
+    if get_loss_spec(loss).structured:
         problem = build_f1_problem(X, y, objective)
     else:
         problem = build_problem(X, y, **objective)
-    d = problem.n_features
-    w = np.empty(d + 1)
-    w[:d] = check_coef(coef, d)
-    w[d] = 0.0
-    if fit_intercept:
-        if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real) \
-                or not np.isfinite(intercept):
-            raise ValueError(f"intercept must be None or a finite real number, got {intercept!r}")
-        w[d] = float(intercept) / problem.bias
-    if refine_epochs is None:
-        refine_epochs = _refine_budget(problem) if dual_coef is None else 0
-        if problem.free_intercept:
-            refine_epochs = 0
-    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
-    if refine_epochs > 0 and problem.free_intercept:
-        raise ValueError("refine_epochs must be 0 or None with a free intercept "
-                         "(regularize_intercept=False): SDCA's refinement steps do not keep the "
-                         "dual constraint sum_i c_i alpha_i = 0")
-    if dual_coef is None:
-        duals = problem.duals_from_margins(w)
-    else:
-        duals = check_coef(dual_coef, problem.n_samples + structured, name="dual_coef")
-    primal, dual = problem.primal_dual(w, duals)
-    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
-        dual = _refined_dual(problem, primal, dual, duals, refine_epochs)
-    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
-
-
-# Refinement by default costs at most about REFINE_WORK multiply-adds (a fraction of a second),
-# between 20 and 1000 epochs: many on small data, where it is cheap, few on large data.
-REFINE_WORK = 1e8
-ROUNDING = 1e-12    # a relative gap below this is rounding: nothing left to refine
-
-
-def _refine_budget(problem):
-    nnz = problem.X.data.shape[0] if problem.X.is_sparse else problem.n_samples * problem.n_features
-    return int(np.clip(REFINE_WORK / (nnz + problem.n_samples), 20, 1000))
-
-
-def _joint_certificate(matrix, classes, index, strategy, coef, intercept, dual_coef,
-                       refine_epochs, objective):
-    """The certificate of a Crammer-Singer or multinomial model (vector duals)."""
-    from fastdual._problem import build_vector_problem
-    from fastdual.solvers.vector_sdca import VectorSDCA
-    problem = build_vector_problem(matrix, classes, index, strategy, objective)
-    w = np.zeros((problem.n_features + 1, classes.shape[0]))
-    w[:-1] = np.asarray(coef, dtype=np.float64).T
-    if intercept is not None:
-        w[-1] = np.asarray(intercept, dtype=np.float64) / problem.bias
-    if not np.all(np.isfinite(w)):
-        raise ValueError("coef and intercept must be finite")
-    duals = (problem.duals_from_margins(w) if dual_coef is None
-             else np.ascontiguousarray(np.asarray(dual_coef, dtype=np.float64).T))
-    if refine_epochs is None:
-        refine_epochs = _refine_budget(problem) if dual_coef is None else 0
-    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
-    primal, dual = problem.primal_dual(w, duals)
-    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
-        dual = _refined_dual(problem, primal, dual, duals, refine_epochs,
-                             driver=VectorSDCA(problem, 0, duals))
-    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
-
-
-def _refined_dual(problem, primal, dual, duals, max_epochs, driver=None):
-    """The best dual value of SDCA epochs started from `duals`, checked after epochs 1, 2, 4, ...;
-    stops when a check gains less than 1 % of the remaining gap (or the gap is at rounding)."""
-    if driver is None:
-        driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
-    epoch, next_check = 0, 1
-    while epoch < max_epochs:
-        driver.epoch()
-        epoch += 1
-        if epoch < next_check and epoch < max_epochs:
-            continue
-        next_check *= 2
-        _, value = problem.primal_dual(driver.w, driver.duals)
-        gained = value - dual
-        dual = max(dual, value)
-        if gained < 0.01 * (primal - dual) or primal - dual <= ROUNDING * abs(primal):
-            break
-    return dual
+    return _fit.certify_coefficients(problem, coef, intercept, dual_coef, refine_epochs)

@@ -15,6 +15,7 @@ copies are then frozen (read-only) in the checkpoint. The model returned is buil
 the last one, or after Ctrl-C the one with the smallest certified relative gap; its epoch is
 `n_epochs_` and `history_` ends with it.
 """
+import contextlib
 import signal
 import threading
 import time
@@ -194,8 +195,13 @@ class InterruptFlag:
         return False
 
 
-def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, callback=None):
-    """Run `driver` until its certificate reaches tol, max_epochs, a callback's False or Ctrl-C."""
+def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, callback=None,
+        interrupt=None):
+    """Run `driver` until its certificate reaches tol, max_epochs, a callback's False or Ctrl-C.
+
+    `interrupt`: an InterruptFlag shared by several problems trained together (one-vs-rest's
+    classes), entered by their caller: Ctrl-C, or a KeyboardInterrupt in one problem, stops
+    them all; a problem that finds it set before its first epoch certifies its start."""
     schedule = CheckSchedule(check_every, tol, max_epochs)
     history = []
     last = best = None        # (checkpoint, history length): the last check, the smallest
@@ -233,9 +239,12 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
         return point
 
     last_checked = 0
-    with InterruptFlag() as flag:
+    with (contextlib.nullcontext(interrupt) if interrupt is not None else InterruptFlag()) as flag:
         try:
             while epoch < max_epochs and not stop:
+                if flag.pressed:
+                    interrupted = True
+                    break
                 driver.epoch()
                 epoch += 1
                 if bar is not None:
@@ -254,12 +263,12 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                 if flag.pressed:
                     interrupted = True
                     break
-            if interrupted and epoch > last_checked:
+            if interrupted and (epoch > last_checked or best is None):
                 check(epoch)    # the point the interrupt left, certified like any other
         except KeyboardInterrupt:
             # A second Ctrl-C, or one the flag could not catch: stop at once with what is
-            # certified already.
-            interrupted = True
+            # certified already (and every problem sharing the flag with it).
+            interrupted = flag.pressed = True
         finally:
             if bar is not None:
                 bar.close()

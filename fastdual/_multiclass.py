@@ -1,19 +1,58 @@
-"""k > 2 classes: one-vs-rest over the binary solvers, each problem certified.
+"""Everything k-class: the strategy, one-vs-rest over the binary solvers, the joint problems with
+vector duals (Crammer-Singer, multinomial) and their certificates.
 
-The k problems (class m against the rest, labels +1 / -1) share one validated view of X and the
-same objective; each runs the one training loop with its own driver, in a thread pool when
-n_jobs > 1 (the kernels release the GIL). The model stacks the k binary models; its certificate
-is that of the sum of the k objectives, sum_m P_m(w_m) - sum_m D_m(alpha_m), each term computed
-by the shared gap function for exactly the coefficients and duals returned.
+One-vs-rest: the k problems (class m against the rest, labels +1 / -1) share one validated view
+of X and the same objective; each runs the one training loop with its own driver, in a thread
+pool when n_jobs > 1 (the kernels release the GIL). The model stacks the k binary models; its
+certificate is that of the sum of the k objectives, sum_m P_m(w_m) - sum_m D_m(alpha_m), each
+term computed by the shared gap function for exactly the coefficients and duals returned. One
+Ctrl-C stops every class (a flag shared by their loops): the finished classes and each
+unfinished class's certified point make the model returned, still a certificate of the sum.
+
+Joint: one problem whose duals are vectors, trained by Prox-SDCA (solvers/vector_sdca.py) in
+the same loop, certified as one (_core/gap.pyx primal_dual_vector).
 """
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+import warnings
 
 import numpy as np
 
-from fastdual import _loop
-from fastdual._problem import build_problem, build_vector_problem
+from fastdual import _fit, _loop
+from fastdual._core import gap as _gap, rows as _rows
+from fastdual._problem import Problem, build_problem
 from fastdual._validation import check_int
+from fastdual.losses import LOSSES, get_loss_spec
 from fastdual.model import Model
+from fastdual.solvers.vector_sdca import VectorSDCA
+
+MULTICLASS = ("ovr", "crammer_singer", "multinomial")
+# The joint strategies, as the k-class kernels (_core/multiclass.pxd) number them; which losses
+# each trains is the loss table's `joint` column (fastdual.losses).
+CRAMMER_SINGER, MULTINOMIAL = 1, 2
+FAMILIES = {"crammer_singer": CRAMMER_SINGER, "multinomial": MULTINOMIAL}
+
+
+def joint_losses(strategy):
+    return [name for name, spec in LOSSES.items() if spec.joint == strategy]
+
+
+def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
+    """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver),
+    "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca"); None:
+    multinomial for logistic with solver="sdca", one-vs-rest otherwise."""
+    spec = get_loss_spec(loss)
+    if multiclass is None:
+        return ("multinomial" if spec.joint == "multinomial" and solver in ("sdca", "auto")
+                else "ovr")
+    if multiclass not in MULTICLASS:
+        raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
+                         f"{multiclass!r}")
+    if multiclass != "ovr" and spec.joint != multiclass:
+        works = ["ovr"] + ([spec.joint] if spec.joint else [])
+        raise ValueError(f"multiclass={multiclass!r} needs loss in {joint_losses(multiclass)}; "
+                         f"loss={loss!r} trains k classes with multiclass in {works}")
+    return multiclass
 
 
 def _label(value):
@@ -30,7 +69,6 @@ def binary_views(model):
 
 def train(matrix, classes, index, objective, run, multiclass, n_jobs, warm_start):
     """k > 2 classes by the strategy multiclass_choice picks."""
-    from fastdual._api import multiclass_choice
     strategy = multiclass_choice(multiclass, objective["loss"], classes.shape[0], run["solver"])
     n_jobs = 1 if n_jobs is None else check_int("n_jobs", n_jobs, 1)
     if strategy == "ovr":
@@ -38,9 +76,175 @@ def train(matrix, classes, index, objective, run, multiclass, n_jobs, warm_start
     return train_joint(matrix, classes, index, objective, run, strategy, warm_start)
 
 
+# -- one-vs-rest ----------------------------------------------------------------------------------
+
+def class_problems(matrix, classes, index, objective):
+    """The k binary problems of one-vs-rest (class m against the rest) on one view of X."""
+    return [build_problem(matrix, np.where(index == m, 1.0, -1.0), **objective)
+            for m in range(classes.shape[0])]
+
+
+def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
+    k = classes.shape[0]
+    starts = [None] * k
+    if warm_start is not None:
+        if (getattr(warm_start, "multiclass", None) != "ovr"
+                or not np.array_equal(warm_start.classes_, classes)):
+            raise ValueError(f"warm_start must be a one-vs-rest model of the same classes "
+                             f"{classes.tolist()}, got one of classes "
+                             f"{None if warm_start.classes_ is None else warm_start.classes_.tolist()}")
+        starts = binary_views(warm_start)
+    problems = class_problems(matrix, classes, index, objective)
+    callback = run["callback"]
+    per_class = {key: run[key] for key in ("tol", "max_epochs", "check_every", "verbose")}
+
+    def train_class(m, stop):
+        problem = problems[m]
+        driver_class, options = _fit.resolve_solver(problem, run["solver"], run["options"])
+        driver = driver_class(problem, options, run["seed"],
+                              _fit.initial_duals(problem, starts[m]))
+        if starts[m] is not None and hasattr(driver, "start_from"):
+            driver.start_from(_fit.warm_coefficients(problem, starts[m]))
+        hook = None
+        if callback is not None:
+            label = _label(classes[m])
+            hook = lambda info: callback(dict(info, **{"class": label}))   # noqa: E731
+        result = _loop.run(problem, driver, callback=hook, interrupt=stop, **per_class)
+        if result is None:
+            return None, None, driver
+        return _fit.make_model(problem, result, driver.name, run["tol"],
+                               l2_added=driver.helper_l2), result, driver
+
+    # One flag for every class: Ctrl-C (or a KeyboardInterrupt in one class's callback) stops
+    # them all between epochs; a class that had not started certifies its starting point.
+    with _loop.InterruptFlag() as stop:
+        try:
+            if n_jobs == 1 or k == 1:
+                outcomes = [train_class(m, stop) for m in range(k)]
+            else:
+                with ThreadPoolExecutor(max_workers=min(n_jobs, k)) as pool:
+                    outcomes = list(pool.map(lambda m: train_class(m, stop), range(k)))
+        except KeyboardInterrupt:
+            # A second Ctrl-C while waiting: no certified k-class model is assembled.
+            raise _loop.TrainingInterrupted(None) from None
+    if any(model is None for model, _, _ in outcomes):
+        raise _loop.TrainingInterrupted(None)
+    models = [model for model, _, _ in outcomes]
+    model = combine(models, classes, problems[0], models[0].solver, run["tol"])
+    interrupted = any(result.interrupted for _, result, _ in outcomes)
+    if interrupted:
+        if run["on_interrupt"] == "raise":
+            raise _loop.TrainingInterrupted(model)
+        warnings.warn(f"one-vs-rest: interrupted; returning the certified model of the classes "
+                      f"so far (relative duality gap {model.relative_gap_:.3g})",
+                      _loop.ConvergenceWarning, stacklevel=4)
+        return model
+    for problem, (_, result, driver) in zip(problems, outcomes):
+        _loop.warn_unconverged(result, driver.name, run["tol"], run["max_epochs"], problem)
+    return model
+
+
+def combine(models, classes, problem, solver, tol):
+    """The k-class model: the binary models stacked, the certificate of their sum."""
+    primal = float(sum(m.primal_ for m in models))
+    dual = float(sum(m.dual_ for m in models))
+    history = [dict(record, **{"class": _label(label)})
+               for label, model in zip(classes, models) for record in model.history_]
+    return Model(
+        np.vstack([m.coef_ for m in models]), np.array([m.intercept_ for m in models]),
+        classes, dual_coef=np.vstack([m.dual_coef_ for m in models]),
+        class_certificates=np.array([[m.primal_, m.dual_, m.n_epochs_] for m in models]),
+        multiclass="ovr", solver=solver,
+        l2_added_=float(max(m.l2_added_ for m in models)),
+        primal_=primal, dual_=dual, gap_=primal - dual,
+        converged_=all(m.converged_ for m in models),
+        n_epochs_=int(max(m.n_epochs_ for m in models)), history_=history, tol=tol,
+        **dict(problem.describe(), task="multiclass"))
+
+
+# -- the joint problems ---------------------------------------------------------------------------
+
+@dataclass
+class VectorProblem(Problem):
+    """A k-class problem with vector duals (multiclass="crammer_singer" or "multinomial"):
+    labels are each sample's class index, w is (n_features + 1, k) and the duals (n, k); the
+    certificate is _core/gap.primal_dual_vector (docs/math.md, "Multiclass")."""
+    labels: np.ndarray = None
+    strategy: str = ""
+    family: int = 0
+    n_classes: int = 0
+    smoothing: float = 0.0     # Crammer-Singer's gamma (smooth_hinge), 0 for the plain loss
+
+    @property
+    def shrinks(self):
+        """Crammer-Singer's duals sit on the faces of their simplex: shrinking pays."""
+        return self.family == CRAMMER_SINGER
+
+    def describe(self):
+        return dict(super().describe(), task="multiclass", multiclass=self.strategy)
+
+    def coefficients(self, w):
+        return w[:self.n_features].T.copy(), w[self.n_features] * self.bias
+
+    def dual_coef(self, duals):
+        return duals.T.copy()
+
+    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+        if v_out is None:
+            v_out = np.empty((self.n_features + 1, self.n_classes))
+        data, indices, indptr = self.X.kernel_args
+        return _gap.primal_dual_vector(data, indices, indptr, self.n_samples, self.n_features,
+                                       self.bias, self.labels, self.sample_weight,
+                                       np.ascontiguousarray(w, dtype=np.float64),
+                                       np.ascontiguousarray(duals, dtype=np.float64),
+                                       self.l2 if l2 is None else l2, self.l1, self.family,
+                                       self.smoothing, v_out)
+
+    def dual_vector(self, duals, l2=None, out=None, feasible=False):
+        """V(duals) = 1/(l2 n) sum_i c_i x_i duals_i^T, (n_features + 1, k): one transpose
+        product per class."""
+        if out is None:
+            out = np.empty((self.n_features + 1, self.n_classes))
+        l2 = self.l2 if l2 is None else l2
+        scaled = np.asarray(duals, dtype=np.float64) \
+            * (self.sample_weight / (l2 * self.n_samples))[:, None]
+        column = np.empty(self.n_features + 1)
+        for m in range(self.n_classes):
+            _rows.transpose_times(*self.X.kernel_args, self.n_samples, self.n_features,
+                                  self.bias, np.ascontiguousarray(scaled[:, m]), column)
+            out[:, m] = column
+        return out
+
+    def feasible_duals(self, duals):
+        return np.asarray(duals, dtype=np.float64)
+
+    def duals_from_margins(self, w):
+        margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
+        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family,
+                                        self.smoothing)
+
+
+def build_vector_problem(matrix, classes, index, strategy, objective):
+    """The k-class problem of a strategy with vector duals, validated as build_problem does."""
+    multiclass_choice(strategy, objective["loss"], classes.shape[0])
+    base = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
+    if base.l2 == 0.0:
+        raise ValueError(f"multiclass={strategy!r} needs an l2 term (l1_ratio < 1)")
+    if base.free_intercept:
+        raise ValueError(f"multiclass={strategy!r} has no free intercept; use "
+                         "regularize_intercept=True")
+    fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
+    fields.update(classes=classes, task="multiclass")
+    # The binary loss's own smoothing (smooth_hinge's gamma; 0 for the hinge) smooths
+    # Crammer-Singer's max the same way.
+    smoothing = base.loss.gamma if FAMILIES[strategy] == CRAMMER_SINGER else 0.0
+    return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), strategy=strategy,
+                         family=FAMILIES[strategy], n_classes=int(classes.shape[0]),
+                         smoothing=float(smoothing))
+
+
 def train_joint(matrix, classes, index, objective, run, strategy, warm_start):
     """Crammer-Singer or multinomial: one problem with vector duals, Prox-SDCA, one certificate."""
-    from fastdual.solvers.vector_sdca import VectorSDCA
     if run["solver"] not in ("sdca", "auto") or run["options"]:
         raise ValueError(f"multiclass={strategy!r} is trained by solver='sdca' without solver "
                          f"options, got solver={run['solver']!r} with options "
@@ -54,81 +258,35 @@ def train_joint(matrix, classes, index, objective, run, strategy, warm_start):
                              f"classes {classes.tolist()}")
         if warm_start.dual_coef_ is not None and warm_start.dual_coef_.shape[1] == index.shape[0]:
             initial = warm_start.dual_coef_.T
-    driver = VectorSDCA(problem, run["seed"], initial)
-    result = _loop.run(problem, driver, tol=run["tol"], max_epochs=run["max_epochs"],
-                       check_every=run["check_every"], verbose=run["verbose"],
-                       callback=run["callback"])
-    if result is None:
-        raise _loop.TrainingInterrupted(None)
-    point = result.checkpoint
-    d = problem.n_features
-    model = Model(
-        point.w[:d].T.copy(), point.w[d] * problem.bias, classes, dual_coef=point.duals.T.copy(),
-        loss=problem.loss_name, loss_params=problem.loss_params, task="multiclass",
-        multiclass=strategy,
-        solver="sdca", alpha=problem.alpha, l1_ratio=problem.l1_ratio, l2_=problem.l2,
-        l1_=problem.l1, l2_added_=0.0, fit_intercept=problem.fit_intercept,
-        intercept_scaling=problem.intercept_scaling, intercept_mode=problem.intercept_mode,
-        primal_=point.primal, dual_=point.dual, gap_=point.gap, converged_=result.converged,
-        n_epochs_=point.epoch, history_=result.history, tol=run["tol"], n_features_in_=d)
-    if result.interrupted and run["on_interrupt"] == "raise":
-        raise _loop.TrainingInterrupted(model)
-    _loop.warn_unconverged(result, f"multiclass={strategy!r}", run["tol"], run["max_epochs"],
-                           problem)
-    return model
+    return _fit.solve(problem, driver=VectorSDCA(problem, run["seed"], initial), **run)
 
 
-def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
-    from fastdual._api import solve
+# -- certificates of k-class models ---------------------------------------------------------------
+
+def certificate(matrix, classes, index, strategy, coef, intercept, dual_coef, refine_epochs,
+                objective):
+    """The certificate of a k-class model: of the sum of its k binary objectives (one-vs-rest)
+    or of its joint problem (vector duals)."""
     k = classes.shape[0]
-    starts = [None] * k
-    if warm_start is not None:
-        if (getattr(warm_start, "multiclass", None) != "ovr"
-                or not np.array_equal(warm_start.classes_, classes)):
-            raise ValueError(f"warm_start must be a one-vs-rest model of the same classes "
-                             f"{classes.tolist()}, got one of classes "
-                             f"{None if warm_start.classes_ is None else warm_start.classes_.tolist()}")
-        starts = binary_views(warm_start)
-    problems = [build_problem(matrix, np.where(index == m, 1.0, -1.0), **objective)
-                for m in range(k)]
-    callback = run["callback"]
-
-    def train_class(m):
-        per_class = dict(run, on_interrupt="raise")
-        if callback is not None:
-            label = _label(classes[m])
-            per_class["callback"] = lambda info: callback(dict(info, **{"class": label}))
-        return solve(problems[m], warm_start=starts[m], **per_class)
-
-    try:
-        if n_jobs == 1 or k == 1:
-            models = [train_class(m) for m in range(k)]
-        else:
-            with ThreadPoolExecutor(max_workers=min(n_jobs, k)) as pool:
-                models = list(pool.map(train_class, range(k)))
-    except _loop.TrainingInterrupted:
-        # The classes not yet trained leave no certified k-class model to return.
-        raise _loop.TrainingInterrupted(None) from None
-    return combine(models, classes, problems[0], models[0].solver, run["tol"])
-
-
-def combine(models, classes, problem, solver, tol):
-    """The k-class model: the binary models stacked, the certificate of their sum."""
-    primal = float(sum(m.primal_ for m in models))
-    dual = float(sum(m.dual_ for m in models))
-    history = [dict(record, **{"class": _label(label)})
-               for label, model in zip(classes, models) for record in model.history_]
-    first = models[0]
-    return Model(
-        np.vstack([m.coef_ for m in models]), np.array([m.intercept_ for m in models]),
-        classes, dual_coef=np.vstack([m.dual_coef_ for m in models]),
-        class_certificates=np.array([[m.primal_, m.dual_, m.n_epochs_] for m in models]),
-        loss=first.loss, loss_params=first.loss_params, task="multiclass", multiclass="ovr",
-        solver=solver,
-        alpha=first.alpha, l1_ratio=first.l1_ratio, l2_=first.l2_, l1_=first.l1_,
-        l2_added_=float(max(m.l2_added_ for m in models)), fit_intercept=first.fit_intercept,
-        intercept_scaling=first.intercept_scaling, intercept_mode=first.intercept_mode,
-        primal_=primal, dual_=dual, gap_=primal - dual,
-        converged_=all(m.converged_ for m in models),
-        n_epochs_=int(max(m.n_epochs_ for m in models)), history_=history, tol=tol,
-        n_features_in_=problem.n_features)
+    if strategy == "ovr":
+        parts = [_fit.certify_coefficients(
+            problem, np.asarray(coef)[m], None if intercept is None else float(intercept[m]),
+            None if dual_coef is None else dual_coef[m], refine_epochs)
+            for m, problem in enumerate(class_problems(matrix, classes, index, objective))]
+        primal = float(sum(c.primal for c in parts))
+        dual = float(sum(c.dual for c in parts))
+        return _fit.Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+    problem = build_vector_problem(matrix, classes, index, strategy, objective)
+    w = np.zeros((problem.n_features + 1, k))
+    w[:-1] = np.asarray(coef, dtype=np.float64).T
+    if intercept is not None:
+        w[-1] = np.asarray(intercept, dtype=np.float64) / problem.bias
+    if not np.all(np.isfinite(w)):
+        raise ValueError("coef and intercept must be finite")
+    duals = (problem.duals_from_margins(w) if dual_coef is None
+             else np.ascontiguousarray(np.asarray(dual_coef, dtype=np.float64).T))
+    if refine_epochs is None:
+        refine_epochs = _fit.refine_budget(problem) if dual_coef is None else 0
+    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
+    return _fit.certificate(problem, w, duals, refine_epochs,
+                            driver=VectorSDCA(problem, 0, duals))

@@ -73,9 +73,37 @@ class Problem:
         return self._squared_norms
 
     @property
+    def n_duals(self):
+        """The length of the dual vector (dual_coef_ of a model)."""
+        return self.n_samples
+
+    @property
+    def refinable(self):
+        """Whether SDCA's epochs may raise a dual point of this problem (fastdual.duality_gap's
+        refinement): not with a free intercept, whose dual constraint SDCA's steps break."""
+        return not self.free_intercept
+
+    not_refinable = ("refine_epochs must be 0 or None with a free intercept "
+                     "(regularize_intercept=False): SDCA's refinement steps do not keep the "
+                     "dual constraint sum_i c_i alpha_i = 0")
+
+    @property
     def intercept_mode(self):
-        return "none" if not self.fit_intercept else ("free" if self.free_intercept
-                                                      else "regularized")
+        return intercept_mode(self.fit_intercept, self.free_intercept)
+
+    def describe(self):
+        """What a Model reports of the objective it was trained on (fastdual._fit.make_model)."""
+        return describe_objective(self.loss_name, self.loss_params, self.task, self.alpha,
+                                  self.l1_ratio, self.fit_intercept, self.intercept_scaling,
+                                  self.free_intercept, self.n_features)
+
+    def coefficients(self, w):
+        """(coef, intercept) of a point w of the problem's layout (intercept feature last)."""
+        return w[:self.n_features], w[self.n_features] * self.bias
+
+    def dual_coef(self, duals):
+        """A model's dual_coef_ from the problem's duals."""
+        return duals
 
     def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
         """(primal, dual) by the one shared certificate function, for the objective's l2 or,
@@ -163,6 +191,21 @@ class Problem:
                 "helps far more than more epochs.")
 
 
+def intercept_mode(fit_intercept, free_intercept):
+    """"none", "free" (unpenalised) or "regularized" (LIBLINEAR's -B feature)."""
+    return "none" if not fit_intercept else ("free" if free_intercept else "regularized")
+
+
+def describe_objective(loss_name, loss_params, task, alpha, l1_ratio, fit_intercept,
+                       intercept_scaling, free_intercept, n_features):
+    """The Model fields that state an objective: every face describes its objective this way."""
+    return dict(loss=loss_name, loss_params=dict(loss_params), task=task, alpha=alpha,
+                l1_ratio=l1_ratio, l2_=alpha * (1.0 - l1_ratio), l1_=alpha * l1_ratio,
+                fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
+                intercept_mode=intercept_mode(fit_intercept, free_intercept),
+                n_features_in_=int(n_features))
+
+
 def map_strength(alpha, C, l1_ratio, total_weight):
     """(alpha, l1_ratio) from the user's alpha or C (exactly one may be given; neither = C 1)."""
     if alpha is not None and C is not None:
@@ -210,74 +253,6 @@ def build_problem(X, y, *, loss, alpha, C, l1_ratio, fit_intercept, intercept_sc
                    bool(fit_intercept) and not regularize_intercept)
 
 
-@dataclass
-class VectorProblem(Problem):
-    """A k-class problem with vector duals (multiclass="crammer_singer" or "multinomial"):
-    labels are each sample's class index, w is (n_features + 1, k) and the duals (n, k); the
-    certificate is _core/gap.primal_dual_vector (docs/math.md, "Multiclass")."""
-    labels: np.ndarray = None
-    family: int = 0
-    n_classes: int = 0
-    smoothing: float = 0.0     # Crammer-Singer's gamma (smooth_hinge), 0 for the plain loss
-
-    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
-        if v_out is None:
-            v_out = np.empty((self.n_features + 1, self.n_classes))
-        data, indices, indptr = self.X.kernel_args
-        return _gap.primal_dual_vector(data, indices, indptr, self.n_samples, self.n_features,
-                                       self.bias, self.labels, self.sample_weight,
-                                       np.ascontiguousarray(w, dtype=np.float64),
-                                       np.ascontiguousarray(duals, dtype=np.float64),
-                                       self.l2 if l2 is None else l2, self.l1, self.family,
-                                       self.smoothing, v_out)
-
-    def dual_vector(self, duals, l2=None, out=None, feasible=False):
-        """V(duals) = 1/(l2 n) sum_i c_i x_i duals_i^T, (n_features + 1, k): one transpose
-        product per class."""
-        if out is None:
-            out = np.empty((self.n_features + 1, self.n_classes))
-        l2 = self.l2 if l2 is None else l2
-        scaled = np.asarray(duals, dtype=np.float64) \
-            * (self.sample_weight / (l2 * self.n_samples))[:, None]
-        column = np.empty(self.n_features + 1)
-        for m in range(self.n_classes):
-            _rows.transpose_times(*self.X.kernel_args, self.n_samples, self.n_features,
-                                  self.bias, np.ascontiguousarray(scaled[:, m]), column)
-            out[:, m] = column
-        return out
-
-    def feasible_duals(self, duals):
-        return np.asarray(duals, dtype=np.float64)
-
-    def duals_from_margins(self, w):
-        margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
-        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family,
-                                        self.smoothing)
-
-
-# strategy -> (family of _core/multiclass.pxd, the losses it trains)
-FAMILIES = {"crammer_singer": (1, ("hinge", "smooth_hinge")), "multinomial": (2, ("logistic",))}
-
-
-def build_vector_problem(matrix, classes, index, strategy, objective):
-    """The k-class problem of a strategy with vector duals, validated as build_problem does."""
-    family, losses = FAMILIES[strategy]
-    if objective["loss"] not in losses:
-        raise ValueError(f"multiclass={strategy!r} needs loss in {list(losses)}, got "
-                         f"loss={objective['loss']!r}")
-    base = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
-    if base.l2 == 0.0:
-        raise ValueError(f"multiclass={strategy!r} needs an l2 term (l1_ratio < 1)")
-    if base.free_intercept:
-        raise ValueError(f"multiclass={strategy!r} has no free intercept; use "
-                         "regularize_intercept=True")
-    fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
-    fields.update(classes=classes, task="multiclass")
-    smoothing = base.loss_params.get("gamma", 0.0) if base.loss_name == "smooth_hinge" else 0.0
-    return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), family=family,
-                         n_classes=int(classes.shape[0]), smoothing=float(smoothing))
-
-
 # The per-element memory of the F1 dynamic program's tables (float64), at most this many.
 F1_TABLE_LIMIT = 2.5e8
 
@@ -289,6 +264,14 @@ class F1Problem(Problem):
     points are Gibbs distributions over the labelings, p(y') ~ exp(E_theta(y') / mu), given as
     duals = (theta_1..theta_n, mu): any such vector is a distribution, so the certificate
     recomputed from it is valid whatever it holds (docs/math.md Sec. 4i)."""
+
+    refinable = False
+    not_refinable = ("refine_epochs is SDCA's refinement of per-sample duals; "
+                     "loss='f1_hinge' has none")
+
+    @property
+    def n_duals(self):
+        return self.n_samples + 1      # the scores and mu
 
     def _margins(self, w):
         return self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]

@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 
 import fastdual
 from conftest import SMOOTH_LOSSES, np_loss, np_objective, problem_for
-from fastdual._api import build_problem
+from fastdual._problem import build_problem
 from fastdual.solvers import SOLVERS, solver_options
 from fastdual.solvers.sdca import Acceleration
 from test_optimality import lbfgs_reference, liblinear_coef

@@ -75,7 +75,7 @@ def test_the_certificate_is_that_of_the_returned_model(
         data, solver, loss, l1_ratio, log_alpha, max_epochs, tol, check_every, fit_intercept,
         regularize_intercept, sparse, float32, weighted, interrupt_at, seed):
     driver = fastdual.SOLVERS[solver]
-    if loss not in driver.losses or (l1_ratio == 1.0 and not driver.pure_l1):
+    if loss not in fastdual.losses.losses_with(driver.needs) or (l1_ratio == 1.0 and not driver.pure_l1):
         return
     if not regularize_intercept and not driver.free_intercept:
         return

@@ -2,13 +2,14 @@
 
 A driver (contract in fastdual._loop) declares
     name      the solver's name in train(solver=...)
-    losses    the loss names it can train
+    needs     the loss capabilities it needs (fastdual.losses: "per_sample", "smooth", ...)
     pure_l1   whether it trains l1_ratio = 1 (no l2 term)
     free_intercept  whether it trains an unpenalised intercept (regularize_intercept=False)
     options   {option name: fastdual._loop.Option}: what train(..., **options) may set
 and is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
 here beside its kernel, and one row in SOLVERS.
 """
+from fastdual.losses import get_loss_spec, losses_with
 from fastdual.solvers.sdca import SDCA
 from fastdual.solvers.spdc import SPDC
 from fastdual.solvers.rda import RDA
@@ -24,9 +25,13 @@ def get_solver(name, problem):
     if not isinstance(name, str) or name not in SOLVERS:
         raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}")
     driver = SOLVERS[name]
-    if problem.loss_name not in driver.losses:
-        raise ValueError(f"solver={name!r} does not support loss={problem.loss_name!r}; "
-                         f"it supports {list(driver.losses)}")
+    spec = get_loss_spec(problem.loss_name)
+    if not driver.needs <= spec.capabilities:
+        missing = sorted(driver.needs - spec.capabilities)
+        able = sorted(k for k, v in SOLVERS.items() if v.needs <= spec.capabilities)
+        raise ValueError(f"solver={name!r} does not support loss={problem.loss_name!r} (it needs "
+                         f"a loss that is {' and '.join(missing)}: {losses_with(driver.needs)}); "
+                         f"loss={problem.loss_name!r} is trained by solver in {able}")
     if problem.free_intercept and not driver.free_intercept:
         raise ValueError(f"solver={name!r} cannot fit a free intercept "
                          f"(regularize_intercept=False); use one of "

@@ -30,6 +30,7 @@ is one iteration: a gradient pass and a pass for the new point's image, per tria
 import numpy as np
 
 from fastdual._loop import Option
+from fastdual.losses import get_loss_spec, losses_with
 from fastdual.projection import project_box_hyperplane
 from fastdual._core import f1 as _f1, projection as _projection
 from fastdual._core import rows as _rows
@@ -37,7 +38,6 @@ from fastdual.solvers import _agm
 from fastdual.solvers.common import penalty, soft_threshold
 
 # Losses whose dual -phi*(-a) is smooth on its (box) domain, so that form="dual" applies.
-DUAL_FORM_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "squared", "absolute")
 MAX_TRIALS = 64            # doublings of L in one iteration (2^64: far past any true L)
 RESTART_AT = 1e150         # A_k beyond this (gap bound 1/A_k far below rounding): restart
 POWER_ITERATIONS = 100
@@ -591,8 +591,8 @@ ENGINES = {"infinite": InfiniteMemory, "one": OneMemory}
 
 class AGM:
     name = "agm"
-    losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
-              "epsilon_insensitive", "f1_hinge")
+    # the loss capabilities it trains (fastdual.losses): every loss, the structured F1 risk too
+    needs = frozenset(set())
     pure_l1 = True
     free_intercept = True
     options = {
@@ -626,11 +626,12 @@ class AGM:
             if not options[name] > 1.0:
                 raise ValueError(f"{name} must be > 1, got {options[name]!r}")
         smooth = problem.loss.gamma > 0.0
+        capabilities = get_loss_spec(problem.loss_name).capabilities
         form = options["form"]
         if form == "auto":
             form = ("dual" if problem.free_intercept and not smooth and problem.l2 > 0.0
-                    and problem.loss_name in DUAL_FORM_LOSSES else "primal")
-        structured = self.structured = problem.loss_name == "f1_hinge"
+                    and "quadratic_dual" in capabilities else "primal")
+        structured = self.structured = "structured" in capabilities
         if structured and form == "dual":
             raise ValueError("loss='f1_hinge' trains with form='primal' (its dual is over the "
                              "2^n labelings)")
@@ -638,9 +639,9 @@ class AGM:
             if options["prox_function"] != "euclidean":
                 raise ValueError("prox_function is the primal form's smoothing; form='dual' "
                                  "needs none")
-            if problem.loss_name not in DUAL_FORM_LOSSES:
+            if "quadratic_dual" not in capabilities:
                 raise ValueError(f"solver='agm' with form='dual' needs a loss whose dual is "
-                                 f"smooth, one of {list(DUAL_FORM_LOSSES)}; loss="
+                                 f"smooth, one of {losses_with({'quadratic_dual'})}; loss="
                                  f"{problem.loss_name!r} trains with form='primal'")
             if options["smoothing"] is not None:
                 raise ValueError("smoothing is the primal form's parameter; form='dual' needs "

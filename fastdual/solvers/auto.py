@@ -22,11 +22,11 @@ them all (e.g. acceleration=True means "sdca"); an explicit solver= always wins.
 """
 import numpy as np
 
+from fastdual.losses import get_loss_spec
 from fastdual.solvers import get_solver
 
 NEWTON_KAPPA = 5.0
 ACCELERATE_KAPPA = 10.0
-HINGE_TYPE = ("squared_hinge", "smooth_hinge")
 
 
 def condition_number(problem):
@@ -49,7 +49,8 @@ def rule(problem):
         return "sdca", {}, 2
     kappa = condition_number(problem)
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
-        if problem.loss_name in HINGE_TYPE and problem.n_features > problem.n_samples:
+        hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
+        if hinge_type and problem.n_features > problem.n_samples:
             return "sdca", {"acceleration": True}, 3
         return "newton", {}, 3
     if problem.l1 > 0.0 and problem.l2 > 0.0 and kappa >= ACCELERATE_KAPPA:

@@ -28,7 +28,8 @@ DIRECT_MAX_FEATURES = 2000
 
 class Newton:
     name = "newton"
-    losses = ("squared_hinge", "smooth_hinge", "logistic", "squared")
+    # the loss capabilities it trains (fastdual.losses): the smooth per-sample losses
+    needs = frozenset({"per_sample", "smooth"})
     pure_l1 = False
     free_intercept = True
     options = {

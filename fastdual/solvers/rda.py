@@ -164,8 +164,8 @@ def lipschitz_constant(problem_loss, squared_norms, sample_weight):
 
 class RDA:
     name = "rda"
-    losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
-              "epsilon_insensitive")
+    # the loss capabilities it trains (fastdual.losses): any per-sample loss
+    needs = frozenset({"per_sample"})
     pure_l1 = True
     free_intercept = True
     options = {

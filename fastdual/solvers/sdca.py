@@ -18,8 +18,8 @@ TINY = np.finfo(float).tiny
 
 class SDCA:
     name = "sdca"
-    losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
-              "epsilon_insensitive")
+    # the loss capabilities it trains (fastdual.losses): any per-sample loss
+    needs = frozenset({"per_sample"})
     pure_l1 = True
     free_intercept = True       # l1 = 0 only (class FreeIntercept)
     options = {

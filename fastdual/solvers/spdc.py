@@ -32,8 +32,8 @@ def inclusion_probabilities(q, m):
 
 class SPDC:
     name = "spdc"
-    losses = ("hinge", "squared_hinge", "smooth_hinge", "logistic", "squared", "absolute",
-              "epsilon_insensitive")
+    # the loss capabilities it trains (fastdual.losses): any per-sample loss
+    needs = frozenset({"per_sample"})
     pure_l1 = True
     free_intercept = False
     options = {

@@ -13,6 +13,7 @@ class VectorSDCA:
 
     def __init__(self, problem, seed, initial_duals=None):
         self.problem = problem
+        self.description = f"multiclass={problem.strategy!r}"
         n, d, k = problem.n_samples, problem.n_features, problem.n_classes
         self.duals = (np.zeros((n, k)) if initial_duals is None
                       else np.array(initial_duals, dtype=np.float64, order="C"))
@@ -27,7 +28,7 @@ class VectorSDCA:
         self.sort_order = np.zeros(k, dtype=np.intp)
         # Shrinking (Crammer-Singer, whose duals sit on C's faces): samples whose step leaves
         # them unchanged are skipped; every REFRESH epochs, or when none is left, all return.
-        self.shrinking = problem.family == 1
+        self.shrinking = problem.shrinks
         self.n_active = n
         self.since_refresh = 0
 

@@ -1,0 +1,155 @@
+"""One problem, start to end: choose a driver, run the one loop, build the certified Model; and
+the certificate of a given point (fastdual.duality_gap's core), with its SDCA refinement.
+
+Every face trains through `solve` (binary and regression problems, one-vs-rest's classes, the
+k-class joint problems) and every trained model is assembled by `make_model` from exactly one
+certified checkpoint.
+"""
+import numbers
+from collections import namedtuple
+
+import numpy as np
+
+from fastdual import _loop
+from fastdual._validation import check_coef, check_int
+from fastdual.model import Model
+from fastdual.solvers import SOLVERS, get_solver, solver_options
+from fastdual.solvers.auto import choose
+
+Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
+
+# Refinement by default costs at most about REFINE_WORK multiply-adds (a fraction of a second),
+# between 20 and 1000 epochs: many on small data, where it is cheap, few on large data.
+REFINE_WORK = 1e8
+ROUNDING = 1e-12    # a relative gap below this is rounding: nothing left to refine
+
+
+def resolve_solver(problem, solver, options):
+    """(driver class, its checked options) for a solver name or "auto" and the given options."""
+    if isinstance(solver, str) and solver == "auto":
+        solver, options = choose(problem, options, SOLVERS)
+    driver_class = get_solver(solver, problem)
+    return driver_class, solver_options(driver_class, options)
+
+
+def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
+          on_interrupt, warm_start=None, driver=None):
+    """Train one problem in the loop and return its certified Model. `driver` (an instance)
+    replaces the choice by name (the k-class joint problems, Dask's CoCoA+)."""
+    if driver is None:
+        driver_class, options = resolve_solver(problem, solver, options)
+        driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+        if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
+            driver.start_from(warm_coefficients(problem, warm_start))
+    result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
+                       verbose=verbose, callback=callback)
+    if result is None:        # a second Ctrl-C before the first epoch ended
+        raise _loop.TrainingInterrupted(None)
+    model = make_model(problem, result, driver.name, tol, l2_added=driver.helper_l2)
+    if result.interrupted and on_interrupt == "raise":
+        raise _loop.TrainingInterrupted(model)
+    _loop.warn_unconverged(result, getattr(driver, "description", driver.name), tol,
+                           max_epochs, problem)
+    return model
+
+
+def make_model(problem, result, solver, tol, *, l2_added=0.0, **extra):
+    """The Model of a training result: exactly its checkpoint's arrays (handed over, not copied:
+    on very wide data each copy is a d-vector; nothing reads the checkpoint after this), its
+    certificate, its history, and the problem's description."""
+    point = result.checkpoint
+    w, duals = point.w, point.duals
+    w.setflags(write=True)
+    duals.setflags(write=True)
+    coef, intercept = problem.coefficients(w)
+    return Model(coef, intercept, problem.classes, dual_coef=problem.dual_coef(duals),
+                 solver=solver, l2_added_=l2_added, primal_=point.primal, dual_=point.dual,
+                 gap_=point.gap, converged_=result.converged, n_epochs_=point.epoch,
+                 history_=result.history, tol=tol, **problem.describe(), **extra)
+
+
+def initial_duals(problem, warm_start):
+    """A feasible dual start: the warm model's duals when they fit, else duals from its margins."""
+    if warm_start is None:
+        return None
+    if warm_start.loss != problem.loss_name:
+        raise ValueError(f"warm_start was trained with loss={warm_start.loss!r}, "
+                         f"not loss={problem.loss_name!r}")
+    if warm_start.coef_.shape[0] != problem.n_features:
+        raise ValueError(f"warm_start has {warm_start.coef_.shape[0]} features, "
+                         f"X has {problem.n_features}")
+    duals = warm_start.dual_coef_
+    if duals is not None and duals.shape[0] == problem.n_samples:
+        if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):
+            return duals
+    return problem.duals_from_margins(warm_coefficients(problem, warm_start))
+
+
+def warm_coefficients(problem, warm_start):
+    """A warm model's w in the problem's terms: its coef_, the intercept feature's weight last."""
+    return np.append(warm_start.coef_,
+                     warm_start.intercept_ / problem.bias if problem.bias else 0.0)
+
+
+def certify_coefficients(problem, coef, intercept, dual_coef, refine_epochs):
+    """The Certificate of a binary or regression model (coef, intercept: None for a model
+    without one, else LIBLINEAR's intercept feature's weight times intercept_scaling) on the
+    problem: its duals dual_coef if given, else built from its margins and refined by SDCA
+    epochs (refine_epochs None: the default budget without dual_coef, none with it)."""
+    d = problem.n_features
+    w = np.empty(d + 1)
+    w[:d] = check_coef(coef, d)
+    w[d] = 0.0
+    if intercept is not None:
+        if isinstance(intercept, bool) or not isinstance(intercept, numbers.Real) \
+                or not np.isfinite(intercept):
+            raise ValueError(f"intercept must be None or a finite real number, got {intercept!r}")
+        w[d] = float(intercept) / problem.bias
+    if refine_epochs is None:
+        refine_epochs = (refine_budget(problem) if dual_coef is None and problem.refinable
+                         else 0)
+    refine_epochs = check_int("refine_epochs", refine_epochs, 0)
+    if refine_epochs > 0 and not problem.refinable:
+        raise ValueError(problem.not_refinable)
+    if dual_coef is None:
+        duals = problem.duals_from_margins(w)
+    else:
+        duals = check_coef(dual_coef, problem.n_duals, name="dual_coef")
+    return certificate(problem, w, duals, refine_epochs)
+
+
+def certificate(problem, w, duals, refine_epochs, driver=None):
+    """The Certificate of the point w (the problem's layout) with the given feasible duals,
+    their dual value raised by up to refine_epochs epochs of SDCA (`driver`: the problem's own
+    SDCA, built here when None)."""
+    primal, dual = problem.primal_dual(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
+        if driver is None:
+            driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
+        dual = refined_dual(problem, primal, dual, driver, refine_epochs)
+    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+
+
+def refine_budget(problem):
+    """The default refinement: about REFINE_WORK multiply-adds, 20 to 1000 epochs."""
+    nnz = problem.X.data.shape[0] if problem.X.is_sparse else problem.n_samples * problem.n_features
+    return int(np.clip(REFINE_WORK / (nnz + problem.n_samples), 20, 1000))
+
+
+def refined_dual(problem, primal, dual, driver, max_epochs):
+    """The best dual value of SDCA epochs started from the driver's duals, checked after epochs
+    1, 2, 4, ...; stops when a check gains less than 1 % of the remaining gap (or the gap is at
+    rounding)."""
+    epoch, next_check = 0, 1
+    while epoch < max_epochs:
+        driver.epoch()
+        epoch += 1
+        if epoch < next_check and epoch < max_epochs:
+            continue
+        next_check *= 2
+        _, value = problem.primal_dual(driver.w, driver.duals)
+        gained = value - dual
+        dual = max(dual, value)
+        if gained < 0.01 * (primal - dual) or primal - dual <= ROUNDING * abs(primal):
+            break
+    return dual
