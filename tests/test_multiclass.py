@@ -464,3 +464,42 @@ def test_crammer_singer_duals_whose_own_entry_disagrees_are_not_certified():
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="hinge",
                                 multiclass="crammer_singer", alpha=1.0, dual_coef=duals)
     assert cert.dual == -np.inf and cert.gap > 0
+
+
+def _interrupt_in_class(label, at_epoch=2):
+    """A callback that raises KeyboardInterrupt (as Ctrl-C does) in one class's training."""
+    def callback(info):
+        if info["class"] == label and info["epoch"] >= at_epoch:
+            raise KeyboardInterrupt
+    return callback
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_in_one_vs_rest_returns_the_certified_classes(n_jobs):
+    X, y = multiclass_problem(n=200, seed=3)
+    objective = dict(loss="smooth_hinge", alpha=1e-5)
+    with pytest.warns(fastdual.ConvergenceWarning, match="interrupted"):
+        model = fastdual.train(X, y, tol=1e-12, max_epochs=400, check_every=1, n_jobs=n_jobs,
+                               on_interrupt="return", random_state=0,
+                               callback=_interrupt_in_class("dog"), **objective)
+    assert model.coef_.shape == (4, 7)
+    # The classes after the interrupted one stop at once (one-by-one: they certify their start).
+    if n_jobs == 1:
+        assert model.class_n_epochs_.tolist()[2:] == [0, 0]
+    assert model.class_n_epochs_.max() < 400
+    # Still a certificate of the sum of the k objectives, for exactly the arrays returned.
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, dual_coef=model.dual_coef_,
+                                multiclass="ovr", **objective)
+    assert cert.primal == pytest.approx(model.primal_, rel=1e-12)
+    assert cert.dual == pytest.approx(model.dual_, rel=1e-12)
+    assert model.gap_ >= 0
+
+
+def test_ctrl_c_in_one_vs_rest_raises_with_the_model():
+    X, y = multiclass_problem(n=200, seed=3)
+    with pytest.raises(fastdual.TrainingInterrupted) as caught:
+        fastdual.train(X, y, loss="smooth_hinge", alpha=1e-5, tol=1e-12, max_epochs=400,
+                       check_every=1, callback=_interrupt_in_class("emu"))
+    model = caught.value.model
+    assert model is not None and model.coef_.shape == (4, 7)
+    assert model.class_n_epochs_[3] == 0 and model.class_n_epochs_[2] >= 2

@@ -120,3 +120,19 @@ def test_dataframe_feature_names():
             est.predict(frame[["income", "age", "score"]])
         with pytest.warns(UserWarning, match="feature names"):
             est.fit(X, target).predict(frame)
+
+
+def test_duality_gap_takes_scikit_learns_binary_coef_shape():
+    from sklearn.linear_model import LogisticRegression
+    X, y = problem_for("logistic", n=80, d=4, seed=2)
+    reference = LogisticRegression(C=1.0, tol=1e-10, max_iter=1000).fit(X, y)
+    ours = LinearClassifier(loss="logistic", C=1.0, tol=1e-8).fit(X, y)
+    for clf in (reference, ours):
+        assert clf.coef_.shape == (1, 4) and np.shape(clf.intercept_) in ((1,), ())
+        two_d = fastdual.duality_gap(X, y, clf.coef_, clf.intercept_, loss="logistic", C=1.0,
+                                     regularize_intercept=False)
+        flat = fastdual.duality_gap(X, y, clf.coef_.ravel(), float(np.ravel(clf.intercept_)[0]),
+                                    loss="logistic", C=1.0, regularize_intercept=False)
+        assert two_d == flat
+    assert fastdual.duality_gap(X, y, ours.coef_, ours.intercept_, loss="logistic",
+                                C=1.0).relative_gap <= 1e-8
