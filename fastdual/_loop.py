@@ -1,8 +1,9 @@
 """The one training loop every solver runs in: certificate schedule, history, verbose lines,
 callbacks, the convergence warning, best-so-far and Ctrl-C.
 
-A solver is a *driver* (fastdual.solvers): it runs one pass over the data in its kernel
-(`epoch()`) and says where it stands (`point()`: its w with the intercept feature last, and its
+A solver is a *driver* (fastdual.solvers): `epoch()` runs its next step in its kernel and
+returns the passes over the data that step made (None: one; a Newton iteration or an AGM
+iteration makes several), and `point()` says where it stands (`point()`: its w with the intercept feature last, and its
 duals, or None for a solver that keeps none, in which case the duals are built from the margins).
 Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
 coefficients, called after construction), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
@@ -245,17 +246,18 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                 if flag.pressed:
                     interrupted = True
                     break
-                driver.epoch()
-                epoch += 1
+                passes = driver.epoch()
+                passes = 1 if passes is None else int(passes)
+                epoch += passes
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(passes)
                 due = driver.check_due(epoch)
                 if due is None:
                     due = schedule.due(epoch)
                 if flag.pressed:
                     interrupted = True
                     break
-                if due or epoch == max_epochs:
+                if due or epoch >= max_epochs:
                     point = check(epoch)
                     last_checked = epoch
                     if not stop:

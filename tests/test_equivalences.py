@@ -133,6 +133,7 @@ def test_callback_sees_every_check_and_can_stop():
     X, y = binary_problem(n=50, d=4, seed=15)
     seen = []
     model = fastdual.train(X, y, alpha=1e-3, tol=1e-12, random_state=0, check_every=1,
+                           solver="sdca",
                            callback=lambda info: seen.append(info) or (info["epoch"] < 4))
     assert [s["epoch"] for s in seen] == [1, 2, 3, 4] and model.n_epochs_ == 4
     assert set(seen[0]) == {"epoch", "seconds", "primal", "dual", "gap", "nnz"}
@@ -147,9 +148,11 @@ def test_unconverged_run_warns_with_the_gap(recwarn):
 
 def test_verbose_prints_one_line_per_check(capsys):
     X, y = binary_problem(n=50, d=4, seed=16)
-    fastdual.train(X, y, tol=0.0, max_epochs=3, verbose=1, random_state=0, check_every=1)
+    model = fastdual.train(X, y, tol=0.0, max_epochs=3, verbose=1, random_state=0,
+                           check_every=1)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 4 and lines[0].split()[:4] == ["epoch", "primal", "dual", "gap"]
+    assert lines[0].split()[:4] == ["epoch", "primal", "dual", "gap"]
+    assert [int(line.split()[0]) for line in lines[1:]] == [h["epoch"] for h in model.history_]
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared", "smooth_hinge"])

@@ -36,7 +36,7 @@ def test_ctrl_c_raises_a_keyboard_interrupt_carrying_the_model():
     objective = dict(loss="smooth_hinge", alpha=1e-4)
     with pytest.raises(KeyboardInterrupt) as caught:
         fastdual.train(X, y, tol=1e-14, callback=press_ctrl_c_at(3), random_state=0,
-                       check_every=1, **objective)
+                       check_every=1, solver="sdca", **objective)
     assert isinstance(caught.value, fastdual.TrainingInterrupted)
     model = caught.value.model
     assert not model.converged_
@@ -44,13 +44,13 @@ def test_ctrl_c_raises_a_keyboard_interrupt_carrying_the_model():
     # The same three epochs, uninterrupted: the model is the one of them with the smallest
     # relative gap (early gaps at this small alpha are not monotone), and its epochs end there.
     reference = fastdual.train(X, y, tol=0.0, max_epochs=3, random_state=0, check_every=1,
-                               **objective)
+                               solver="sdca", **objective)
     gaps = [h["gap"] / abs(h["primal"]) for h in reference.history_]
     assert model.n_epochs_ == 1 + int(np.argmin(gaps))
     assert [h["gap"] for h in model.history_] == [
         h["gap"] for h in reference.history_[:model.n_epochs_]]
     at_that_epoch = fastdual.train(X, y, tol=0.0, max_epochs=model.n_epochs_, random_state=0,
-                                   **objective)
+                                   solver="sdca", **objective)
     np.testing.assert_array_equal(model.coef_, at_that_epoch.coef_)
 
 
@@ -58,7 +58,8 @@ def test_on_interrupt_return_gives_the_model_with_a_warning():
     X, y = binary_problem(n=80, d=5, seed=14)
     with pytest.warns(fastdual.ConvergenceWarning, match="interrupted; returning .* of epoch 4"):
         model = fastdual.train(X, y, alpha=1e-2, tol=1e-14, callback=press_ctrl_c_at(4),
-                               random_state=0, check_every=1, on_interrupt="return")
+                               random_state=0, check_every=1, on_interrupt="return",
+                               solver="sdca")
     assert model.n_epochs_ == 4 and [h["epoch"] for h in model.history_] == [1, 2, 3, 4]
     assert_describes_itself(model, X, y, loss="smooth_hinge", alpha=1e-2)
 
@@ -91,12 +92,12 @@ def test_keyboard_interrupt_raised_in_a_callback_keeps_the_best_checked_model():
 
     with pytest.raises(fastdual.TrainingInterrupted) as caught:
         fastdual.train(X, y, alpha=1e-4, tol=1e-14, callback=interrupt, random_state=0,
-                       check_every=1)
+                       check_every=1, solver="sdca")
     model = caught.value.model
     assert model.n_epochs_ <= 3
     assert_describes_itself(model, X, y, loss="smooth_hinge", alpha=1e-4)
     everything = fastdual.train(X, y, alpha=1e-4, tol=0.0, max_epochs=3, random_state=0,
-                                check_every=1)
+                                check_every=1, solver="sdca")
     best = min(everything.history_, key=lambda h: h["gap"] / abs(h["primal"]))
     assert model.gap_ == best["gap"]
 

@@ -104,7 +104,8 @@ def test_k_class_models_save_load_and_warm_start(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     warm = fastdual.train(X, y, loss="squared_hinge", alpha=1e-2, random_state=0,
                           warm_start=loaded)
-    assert warm.n_epochs_ <= 2 and warm.converged_
+    # From the optimum, each class stops at its first check: at most one step of its solver.
+    assert warm.converged_ and np.all(warm.class_n_epochs_ < model.class_n_epochs_)
     with pytest.raises(ValueError, match="warm_start must be a one-vs-rest model"):
         fastdual.train(X, y, loss="squared_hinge", warm_start=fastdual.train(X, y == "cat"))
 

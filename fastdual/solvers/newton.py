@@ -1,10 +1,11 @@
 """A primal second-order solver: truncated Newton (preconditioned conjugate gradient on
 Hessian-vector products over the rows, or the d x d Hessian formed and factored when that is
 cheaper; Armijo line search) for the smooth losses with the l2 penalty or the elastic net
-(orthant-wise steps; docs/math.md, "Newton"). Each "epoch" of the training loop is one Newton
-iteration (a few passes over the data: the gradient, the Hessian's diagonal, one pass per CG
-iteration, the step's margins); the certificate is the shared one, with the duals of the
-iterate's margins.
+(orthant-wise steps; docs/math.md, "Newton"). `epoch()` runs one Newton iteration and returns
+the passes over the data it made (the training loop counts epochs in passes): the gradient, the
+Hessian's diagonal, one per CG iteration (or one to form the Hessian), the step's margins and
+each projected trial's. The certificate is the shared one, with the duals of the iterate's
+margins.
 """
 import numpy as np
 
@@ -63,6 +64,7 @@ class Newton:
         self.dz = np.empty(n)
         self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
         self.buffer = np.empty(d + 1)      # the kernels' d-vector output (H times a direction)
+        self.passes = 0                    # passes over the data so far
 
     helper_l2 = 0.0
 
@@ -74,6 +76,7 @@ class Newton:
 
     def _margins(self, w, out):
         problem = self.problem
+        self.passes += 1
         _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                         problem.bias, w, out)
 
@@ -89,6 +92,7 @@ class Newton:
     def _hessian_times(self, v):
         """H v into the buffer (overwritten by the next call)."""
         problem = self.problem
+        self.passes += 1
         _rows.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                                problem.bias, self.curve, v, self.buffer)
         self.buffer *= 1.0 / problem.n_samples
@@ -114,6 +118,7 @@ class Newton:
         mirrored) and factored by Cholesky; None if H is not positive definite there."""
         problem = self.problem
         H = self.hessian
+        self.passes += 1
         _rows.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                                problem.bias, self.curve, H)
         H /= problem.n_samples
@@ -139,6 +144,7 @@ class Newton:
         the preconditioned residual, all updated in place."""
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
+        self.passes += 1
         _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.curve, self.buffer, True)
         precond = self.buffer * (PRECONDITIONER_MIX / n)    # (1 - m) l2 p + m (diag/n + l2 p)
@@ -177,6 +183,12 @@ class Newton:
         return penalty(w, self.problem.l2, self.problem.l1, self.free_last)
 
     def epoch(self):
+        """One Newton iteration; returns the passes over the data it made."""
+        start = self.passes
+        self._iterate()
+        return self.passes - start
+
+    def _iterate(self):
         problem = self.problem
         n = problem.n_samples
         y, c, loss = problem.y, problem.sample_weight, problem.loss
@@ -188,6 +200,7 @@ class Newton:
         data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
         value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
+        self.passes += 1
         _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
                                 self.slope, gradient)
         gradient *= 1.0 / n
