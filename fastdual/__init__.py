@@ -13,7 +13,8 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
         f"({exc}). If this is a source checkout, install it with `pip install .` and run from "
         "another directory (or build in place: `python setup.py build_ext --inplace`).") from exc
 
-from fastdual._api import Certificate, duality_gap, train
+from fastdual._api import duality_gap, train
+from fastdual._fit import Certificate
 from fastdual._loop import ConvergenceWarning, TrainingInterrupted
 from fastdual._version import __version__
 from fastdual.losses import LOSSES

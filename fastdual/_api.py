@@ -1,13 +1,12 @@
 """The face: fastdual.train and fastdual.duality_gap. Validates the call, builds the problem
 (binary / regression, k-class, structured) and hands it to the room that runs it: _fit for one
 problem, _multiclass for k classes."""
-import numbers
 
 import numpy as np
 
 from fastdual import _fit, _multiclass
-from fastdual._fit import Certificate, solve
-from fastdual._problem import build_f1_problem, build_problem
+from fastdual._fit import solve
+from fastdual._problem import build_f1_problem, build_problem, class_multipliers
 from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
                                   check_positive, check_seed, check_stream_weights)
 from fastdual.losses import get_loss_spec
@@ -134,28 +133,10 @@ def _train_structured(X, y, objective, run, multiclass, class_weight, warm_start
 
 
 def weigh_classes(class_weight, classes, index, sample_weight):
-    """Each sample's weight times its class's: "balanced" is n / (k * count of the class)."""
-    counts = np.bincount(index, minlength=classes.shape[0])
-    if isinstance(class_weight, str) and class_weight == "balanced":
-        per_class = index.shape[0] / (classes.shape[0] * counts.astype(np.float64))
-    elif isinstance(class_weight, dict):
-        unknown = [key for key in class_weight if not np.any(classes == key)]
-        if unknown:
-            raise ValueError(f"class_weight has labels that are not in y: {unknown[:5]}; "
-                             f"the classes are {classes.tolist()[:20]}")
-        per_class = np.ones(classes.shape[0])
-        for m, label in enumerate(classes):
-            label = label.item() if isinstance(label, np.generic) else label
-            value = class_weight.get(label, 1.0)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                    or not np.isfinite(value) or value < 0:
-                raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0, "
-                                 f"got {value!r}")
-            per_class[m] = float(value)
-    else:
-        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, "
-                         f"got {class_weight!r}")
-    # The weights as given (validated, a scalar broadcast); train normalises the product.
+    """Each sample's weight times its class's (class_multipliers), the weights as given
+    (validated, a scalar broadcast); build_problem normalises the product."""
+    per_class = class_multipliers(class_weight, classes,
+                                  np.bincount(index, minlength=classes.shape[0]))
     return check_stream_weights(sample_weight, index.shape[0]) * per_class[index]
 
 

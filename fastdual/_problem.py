@@ -14,6 +14,7 @@ projected onto it (and the loss's box) before it is certified (docs/math.md, "Fr
 Pure l1 (l2 = 0) is certified as such; solvers that need strong convexity add a helper l2 of
 their own (fastdual.solvers.sdca), never part of the Problem.
 """
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,6 +205,31 @@ def describe_objective(loss_name, loss_params, task, alpha, l1_ratio, fit_interc
                 fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
                 intercept_mode=intercept_mode(fit_intercept, free_intercept),
                 n_features_in_=int(n_features))
+
+
+def class_multipliers(class_weight, classes, counts):
+    """Each class's weight multiplier: "balanced" is n / (k * count of the class) (scikit-learn's
+    definition), a dict {label: weight} gives its labels' weights (labels absent weigh 1)."""
+    counts = np.asarray(counts)
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        return counts.sum() / (classes.shape[0] * counts.astype(np.float64))
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, "
+                         f"got {class_weight!r}")
+    unknown = [key for key in class_weight if not np.any(classes == key)]
+    if unknown:
+        raise ValueError(f"class_weight has labels that are not in y: {unknown[:5]}; "
+                         f"the classes are {classes.tolist()[:20]}")
+    per_class = np.ones(classes.shape[0])
+    for m, label in enumerate(classes):
+        label = label.item() if isinstance(label, np.generic) else label
+        value = class_weight.get(label, 1.0)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not np.isfinite(value) or value < 0:
+            raise ValueError(f"class_weight[{label!r}] must be a finite number >= 0, "
+                             f"got {value!r}")
+        per_class[m] = float(value)
+    return per_class
 
 
 def map_strength(alpha, C, l1_ratio, total_weight):

@@ -25,12 +25,13 @@ import warnings
 
 import numpy as np
 
-from fastdual import _loop
+from fastdual import _fit
 from fastdual._core import gap as _gap, rows as _rows
-from fastdual._problem import map_strength
-from fastdual._validation import check_matrix, check_int, check_positive, check_seed
-from fastdual.losses import make_loss
-from fastdual.model import Model
+from fastdual._defaults import DEFAULTS
+from fastdual._problem import class_multipliers, describe_objective, map_strength
+from fastdual._validation import (check_choice, check_int, check_matrix, check_positive,
+                                  check_seed, check_stream_weights, check_targets)
+from fastdual.losses import get_loss_spec, make_loss
 from fastdual.solvers import _sdca
 from fastdual.solvers.common import soft_threshold
 
@@ -61,29 +62,54 @@ class Block:
     """One block of rows with its duals and what SDCA needs of them."""
 
     def __init__(self, X, y, loss_name, loss_params, classes, bias, index, duals=None,
-                 labels_later=False):
+                 labels_later=False, weights=None):
         """classes: None for regression, else the two classes (y is then mapped to -1, +1);
-        labels_later: binary labels kept as they are until `label(classes)` (the classes
-        found from the blocks' own labels, without a pass of their own)."""
+        labels_later: the targets kept as they are until `label(classes, scale)` (the classes
+        and the weights' scale found from every block's `summary`, without a pass of their own);
+        weights: the block's sample weights as given (None: ones), multiplied by `scale`."""
         self.matrix = check_matrix(X)
+        n, d = self.matrix.n_samples, self.matrix.n_features
         self.labels = np.asarray(y)
-        self.y = None
-        if not labels_later:
-            self.label(classes)
+        if self.labels.ndim != 1 or self.labels.shape[0] != n:
+            raise ValueError(f"y has a chunk of shape {self.labels.shape} for a block of {n} rows")
+        self.given_weights = check_stream_weights(weights, n)
+        self.y = self.weights = None
         self.loss_spec = (loss_name, loss_params)
         self.loss = make_loss(loss_name, loss_params)[1]
+        self.task = get_loss_spec(loss_name).task
+        if not labels_later:
+            self.label(classes)
         self.bias = bias
         self.index = index
-        n, d = self.matrix.n_samples, self.matrix.n_features
-        self.weights = np.ones(n)
         self.sq_norms = _rows.row_squared_norms(*self.matrix.kernel_args, n, d, bias)
         self.committed = None
         self.restore(np.zeros(n) if duals is None else duals)
 
-    def label(self, classes):
+    def summary(self):
+        """What the driver needs of the block before training: (its distinct labels, or None for
+        regression, and per label the count and the sum of the weights as given). Regression
+        targets are checked here (finite, numeric), as train checks them."""
+        if self.task == "regression":
+            check_targets(self.labels, self.labels.shape[0], "regression", self.loss_spec[0])
+            return None, np.array([self.labels.shape[0]]), np.array([self.given_weights.sum()])
+        if self.labels.dtype.kind == "f" and not np.all(np.isfinite(self.labels)):
+            raise ValueError("y contains NaN or infinity; class labels must be finite")
+        labels, index = np.unique(self.labels, return_inverse=True)
+        return (labels, np.bincount(index, minlength=labels.shape[0]),
+                np.bincount(index, weights=self.given_weights, minlength=labels.shape[0]))
+
+    def label(self, classes, scale=1.0):
+        """The targets in the kernels' terms (-1 / +1 by classes, or the real targets) and the
+        weights: as given, times `scale` (a number, or one per class for a classifier)."""
         y = self.labels
-        self.y = (np.asarray(y, dtype=np.float64) if classes is None
-                  else np.where(y == classes[1], 1.0, -1.0))
+        if classes is None:
+            self.y = check_targets(y, y.shape[0], "regression", self.loss_spec[0])[0]
+            self.weights = self.given_weights * scale
+        else:
+            positive = y == classes[1]
+            self.y = np.where(positive, 1.0, -1.0)
+            per_class = np.broadcast_to(np.asarray(scale, dtype=np.float64), (2,))
+            self.weights = self.given_weights * np.where(positive, per_class[1], per_class[0])
         self.labels = None
 
     def __getstate__(self):
@@ -150,21 +176,24 @@ def _worker_address():
     return get_worker().address
 
 
-def _build(X, y, token, index, loss_name, loss_params, classes, bias, duals=None,
-           labels_later=False):
-    """The block on this worker: (its address, the block's distinct labels when they are to be
-    mapped later, else None)."""
-    block = Block(X, y, loss_name, loss_params, classes, bias, index, duals, labels_later)
+def _build(X, y, weights, token, index, loss_name, loss_params, labelling, bias, duals=None):
+    """The block on this worker: (its address, its summary when it is to be labelled later,
+    else None). labelling: None (label at the first round), or (classes, scale)."""
+    block = Block(X, y, loss_name, loss_params, None, bias, index, duals, labels_later=True,
+                  weights=weights)
     _STATE[token, index] = block
-    return _worker_address(), np.unique(block.labels) if labels_later else None
+    if labelling is not None:
+        block.label(*labelling)
+        return _worker_address(), None
+    return _worker_address(), block.summary()
 
 
-def _step(token, index, classes, *args):
+def _step(token, index, labelling, *args):
     block = _STATE.get((token, index))
     if block is None:
         raise MissingBlock(f"block {index} is not on worker {_worker_address()}")
     if block.y is None:
-        block.label(classes)
+        block.label(*labelling)
     return block.step(*args)
 
 
@@ -185,17 +214,24 @@ async def _forget(token):
 
 class LocalBlocks:
     """The blocks in this process: CoCoA+'s rounds exactly as on a cluster, without one (for
-    the scaling study of benchmarks.cluster and for tests)."""
+    the scaling study of benchmarks.cluster and for tests; `train_local`)."""
 
     lost_errors = ()
 
-    def __init__(self, parts, loss_name, loss_params, classes, bias):
-        self.blocks = [Block(X, y, loss_name, loss_params, classes, bias, k)
-                       for k, (X, y) in enumerate(parts)]
+    def __init__(self, parts, loss_name, loss_params, bias, weights=None):
+        """parts: (X, y) row blocks; weights: None or one array per block."""
+        weights = [None] * len(parts) if weights is None else weights
+        self.blocks = [Block(X, y, loss_name, loss_params, None, bias, k, labels_later=True,
+                             weights=c) for k, ((X, y), c) in enumerate(zip(parts, weights))]
         self.sizes = [block.duals.shape[0] for block in self.blocks]
+        self.summaries = [block.summary() for block in self.blocks]
 
     def __len__(self):
         return len(self.blocks)
+
+    def label(self, labelling):
+        for block in self.blocks:
+            block.label(*labelling)
 
     def step(self, v, *args):
         return [block.step(v, *args) for block in self.blocks]
@@ -212,9 +248,9 @@ class DaskBlocks:
     """The blocks on a cluster: built on the workers from X's row chunks, one task per block
     and round on the worker that holds it."""
 
-    def __init__(self, client, X, y, loss_name, loss_params, binary, bias):
-        """binary: y holds two classes, found from the blocks' labels as they are built
-        (`classes`; their number is the caller's to check before any round)."""
+    def __init__(self, client, X, y, weights, loss_name, loss_params, bias):
+        """weights: None or a dask array with y's chunks. The blocks' summaries (labels, counts,
+        weight sums) come back as they are built: the caller decides the labelling from them."""
         from distributed.scheduler import KilledWorker
         from distributed.client import FutureCancelledError
         # What a lost worker raises (OSError: a closed connection).
@@ -223,28 +259,34 @@ class DaskBlocks:
         self.token = f"fastdual-{next(_TOKENS)}-{np.random.SeedSequence().entropy}"
         self.x_parts = list(X.to_delayed().ravel())
         self.y_parts = list(y.to_delayed().ravel())
+        self.w_parts = (list(weights.to_delayed().ravel()) if weights is not None
+                        else [None] * len(self.x_parts))
         self.sizes = [int(rows) for rows in X.chunks[0]]
         self.spec = [loss_name, loss_params, None, bias]
-        built = client.gather([self._build(k, labels_later=binary)
-                               for k in range(len(self.x_parts))])
+        built = client.gather([self._build(k) for k in range(len(self.x_parts))])
         self.addresses = [address for address, _ in built]
-        self.classes = np.unique(np.concatenate([labels for _, labels in built])) if binary \
-            else None
-        self.spec[2] = self.classes           # (a block rebuilt later is labelled at once)
+        self.summaries = [summary for _, summary in built]
 
     def __len__(self):
         return len(self.addresses)
 
-    def _build(self, k, duals=None, labels_later=False):
-        x, y = self.client.compute([self.x_parts[k], self.y_parts[k]])
-        return self.client.submit(_build, x, y, self.token, k, *self.spec, duals, labels_later,
-                                  pure=False)
+    def label(self, labelling):
+        """The labelling every block takes at its first round (a block rebuilt later at once)."""
+        self.spec[2] = self.labelling = labelling
+
+    def _build(self, k, duals=None):
+        parts = [self.x_parts[k], self.y_parts[k]] + ([self.w_parts[k]] if self.w_parts[k]
+                                                      is not None else [])
+        computed = self.client.compute(parts)
+        x, y = computed[:2]
+        w = computed[2] if len(computed) > 2 else None
+        return self.client.submit(_build, x, y, w, self.token, k, *self.spec, duals, pure=False)
 
     def step(self, v, *args):
         client = self.client
         # v travels in the tasks themselves: a scatter to a worker that has just died waits
         # forever, a task's argument does not.
-        return client.gather([client.submit(_step, self.token, k, self.classes, v, *args,
+        return client.gather([client.submit(_step, self.token, k, self.labelling, v, *args,
                                             pure=False,
                                             workers=[address], allow_other_workers=True)
                               for k, address in enumerate(self.addresses)])
@@ -271,7 +313,7 @@ class DaskBlocks:
             pass
 
 
-def _check_arrays(X, y, da):
+def _check_arrays(X, y, sample_weight, da):
     if not isinstance(X, da.Array) or X.ndim != 2:
         raise TypeError(f"X must be a 2-D dask array, got {type(X).__name__}")
     if not isinstance(y, da.Array) or y.ndim != 1:
@@ -284,108 +326,252 @@ def _check_arrays(X, y, da):
     if tuple(X.chunks[0]) != tuple(y.chunks[0]):
         raise ValueError(f"X and y must have the same row chunks, got {X.chunks[0]} and "
                          f"{y.chunks[0]}")
+    if sample_weight is not None:
+        if not isinstance(sample_weight, da.Array) or sample_weight.ndim != 1:
+            raise TypeError(f"sample_weight must be None or a 1-D dask array, got "
+                            f"{type(sample_weight).__name__}")
+        if tuple(sample_weight.chunks[0]) != tuple(X.chunks[0]):
+            raise ValueError(f"sample_weight must have X's row chunks {X.chunks[0]}, got "
+                             f"{sample_weight.chunks[0]}")
     if 0 in X.chunks[0]:
         raise ValueError(f"every chunk of X needs rows; chunk {X.chunks[0].index(0)} has none")
 
 
-def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=0):
-    """CoCoA+'s rounds on blocks (LocalBlocks or DaskBlocks). Returns (w, duals, primal, dual,
-    rounds, history, recoveries): the last certified state, rounds of local work behind it."""
-    K = len(blocks)
-    v = np.zeros(d + 1)
-    history, recoveries, failures, failed_round = [], 0, 0, -1
-    committed, committed_v = [np.zeros(rows) for rows in blocks.sizes], v
-    round_, restoring = 0, False
-    while True:
-        work = local_epochs if round_ < max_rounds else 0
-        try:
-            if restoring:      # (a worker lost while restoring counts as a failed round too)
-                blocks.restore(committed)
-                restoring = False
-            parts = blocks.step(v, l2, l1, n, K, work, seed + round_, round_)
-        except blocks.lost_errors as exc:
-            failures, failed_round = failures + 1, round_
-            if failures > MAX_RECOVERIES:
-                raise RuntimeError(
-                    f"fastdual.dask: a worker was lost in round {round_} and the round failed "
-                    f"{failures} time(s) ({type(exc).__name__}: {exc}); no model is returned. "
-                    "Check the cluster's workers (memory limits, restarts) and train again."
-                ) from exc
-            # Back to the last committed state: the round before this one, run again (the
-            # start itself when round 0 fails).
-            round_, v = max(round_ - 1, 0), committed_v
-            del history[round_:]
-            restoring = True
-            recoveries += 1
-            continue
-        if round_ > failed_round:
-            failures = 0
-        committed = [p[0] for p in parts]
-        committed_v = v
-        share = np.sum([p[4] for p in parts], axis=0)
-        primal, dual = _gap.combine(soft_threshold(v, l1 / l2) if l1 else v, share,
-                                    sum(p[2] for p in parts), sum(p[3] for p in parts), n,
-                                    l2, l1)
-        history.append({"epoch": round_, "primal": primal, "dual": dual, "gap": primal - dual})
-        if verbose:
-            print(f"{round_:6d} {primal:14.8g} {dual:14.8g} {primal - dual:10.3e}", flush=True)
-        if _loop.relative_gap(primal, dual) <= tol or not work:
-            w = soft_threshold(v, l1 / l2) if l1 else v
-            return w, np.concatenate(committed), primal, dual, round_, history, recoveries
-        # The next v from the duals themselves (no drift) plus this round's changes.
-        v = share + np.sum([p[1] for p in parts], axis=0)
-        round_ += 1
+class BlockProblem:
+    """The problem of data held in blocks, for the one training loop: what the loop and the
+    model assembly ask of a problem (fastdual._problem.Problem's description, layout and
+    certificate). Its certificate is the one the driver's last round computed block by block
+    (_core/gap.pyx block_sums, then combine): the loop certifies the state that round held."""
+
+    def __init__(self, n_samples, n_features, bias, classes, task, loss_name, loss_params,
+                 alpha, l1_ratio, intercept_scaling):
+        self.n_samples, self.n_features, self.bias = n_samples, n_features, bias
+        self.classes, self.task = classes, task
+        self.loss_name, self.loss_params = loss_name, loss_params
+        self.alpha, self.l1_ratio = alpha, l1_ratio
+        self.l2, self.l1 = alpha * (1.0 - l1_ratio), alpha * l1_ratio
+        self.intercept_scaling = intercept_scaling
+        self.fit_intercept = bias != 0.0
+        self.free_intercept = False
+        self.certified = None          # (w, duals, primal, dual) of the last round
+
+    def describe(self):
+        return describe_objective(self.loss_name, self.loss_params, self.task, self.alpha,
+                                  self.l1_ratio, self.fit_intercept, self.intercept_scaling,
+                                  False, self.n_features)
+
+    def coefficients(self, w):
+        return w[:self.n_features], w[self.n_features] * self.bias
+
+    def dual_coef(self, duals):
+        return duals
+
+    def feasible_duals(self, duals):
+        return duals
+
+    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+        certified = self.certified
+        if certified is None or w is not certified[0] or duals is not certified[1]:
+            raise ValueError("a problem held in blocks certifies the states its rounds hold, "
+                             "no other point")
+        return certified[2], certified[3]
+
+    def scaling_advice(self):
+        return ""
 
 
-def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
-          intercept_scaling=1.0, tol=1e-4, max_rounds=200, local_epochs=1, random_state=None,
-          client=None, verbose=0):
-    """Train on a Dask cluster by CoCoA+ and certify the model by the global duality gap.
+class CoCoA:
+    """CoCoA+'s driver for the one loop (docs/math.md Sec. 4j): `epoch()` is one round, one
+    task per block: certify the state the block holds at the broadcast v, then `local_epochs`
+    SDCA epochs on the local subproblem. `point()` is the state the round certified (the loop's
+    certificate is that round's, summed over the blocks); the epochs it reports are the passes
+    of local work behind that state. A lost worker costs a round: the blocks go back to the
+    committed duals and the round before runs again."""
 
-    X : dask array (n, d) chunked by rows only (numpy or scipy CSR blocks); y : dask array (n,)
-    with the same row chunks. client: a distributed.Client (default: the current one).
-    l1_ratio in [0, 1) (the elastic net; pure l1 needs an l2 term here). max_rounds: rounds of
-    local work; local_epochs: SDCA epochs per block and round. Returns a fastdual.Model with
-    coef_, intercept_, the gathered dual_coef_ and the certificate primal_/dual_/gap_ of exactly
-    them; n_epochs_ counts the rounds behind it, history_ has one record per round."""
-    da, default_client = _require_dask()
-    _check_arrays(X, y, da)
-    client = default_client() if client is None else client
-    tol = check_positive("tol", tol, allow_zero=True)
-    max_rounds = check_int("max_rounds", max_rounds, 1)
-    local_epochs = check_int("local_epochs", local_epochs, 1)
-    seed = check_seed(random_state)
-    spec, _, loss_params = make_loss(loss, {})
-    n, d = int(X.shape[0]), int(X.shape[1])
-    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, float(n))
+    name = "cocoa+"
+    helper_l2 = 0.0
+
+    def __init__(self, problem, blocks, local_epochs, seed):
+        self.problem, self.blocks = problem, blocks
+        self.local_epochs, self.seed = local_epochs, seed
+        self.v = np.zeros(problem.n_features + 1)
+        self.committed = [np.zeros(rows) for rows in blocks.sizes]
+        self.committed_v = self.v
+        self.round = 0                  # rounds completed
+        self.restoring = False
+        self.failures, self.failed_round = 0, -1
+        self.recoveries = 0
+
+    def epoch(self):
+        problem, blocks = self.problem, self.blocks
+        l2, l1 = problem.l2, problem.l1
+        goal = self.round + 1
+        while self.round < goal:
+            try:
+                if self.restoring:   # (a worker lost while restoring is a failed round too)
+                    blocks.restore(self.committed)
+                    self.restoring = False
+                parts = blocks.step(self.v, l2, l1, problem.n_samples, len(blocks),
+                                    self.local_epochs, self.seed + self.round, self.round)
+            except blocks.lost_errors as exc:
+                self.failures, self.failed_round = self.failures + 1, self.round
+                if self.failures > MAX_RECOVERIES:
+                    raise RuntimeError(
+                        f"fastdual.dask: a worker was lost in round {self.round} and the round "
+                        f"failed {self.failures} time(s) ({type(exc).__name__}: {exc}); no model "
+                        "is returned. Check the cluster's workers (memory limits, restarts) and "
+                        "train again.") from exc
+                # Back to the last committed state: the round before this one runs again (the
+                # start itself when round 0 fails).
+                self.round = max(self.round - 1, 0)
+                self.v = self.committed_v
+                self.restoring = True
+                self.recoveries += 1
+                continue
+            if self.round > self.failed_round:
+                self.failures = 0
+            self.committed = [p[0] for p in parts]
+            self.committed_v = self.v
+            share = np.sum([p[4] for p in parts], axis=0)
+            w = soft_threshold(self.v, l1 / l2) if l1 else self.v
+            primal, dual = _gap.combine(w, share, sum(p[2] for p in parts),
+                                        sum(p[3] for p in parts), problem.n_samples, l2, l1)
+            problem.certified = (w, np.concatenate(self.committed), primal, dual)
+            # The next v from the duals themselves (no drift) plus this round's changes.
+            self.v = share + np.sum([p[1] for p in parts], axis=0)
+            self.round += 1
+        return self.local_epochs if self.round > 1 else 0
+
+    def check_due(self, epoch):
+        return True                    # every round computes its certificate anyway
+
+    def point(self):
+        w, duals, _, _ = self.problem.certified
+        return w, duals
+
+    def after_check(self, checkpoint):
+        pass
+
+
+def _train_blocks(blocks, n, d, *, loss, loss_params, alpha, C, l1_ratio, bias,
+                  intercept_scaling, class_weight, tol, max_epochs, local_epochs, seed, verbose,
+                  callback, on_interrupt):
+    """The one loop over blocks (on a cluster or in this process): labels and weights from the
+    blocks' summaries, the objective as train's, CoCoA+'s rounds, the model."""
+    spec = get_loss_spec(loss)
+    summaries = blocks.summaries
+    if spec.task == "binary":
+        classes = np.unique(np.concatenate([labels for labels, _, _ in summaries]))
+        if classes.shape[0] != 2:
+            raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
+        counts, sums = np.zeros(2), np.zeros(2)
+        for labels, count, total in summaries:
+            where = np.searchsorted(classes, labels)
+            np.add.at(counts, where, count)
+            np.add.at(sums, where, total)
+        per_class = (np.ones(2) if class_weight is None
+                     else class_multipliers(class_weight, classes, counts.astype(np.int64)))
+        total_weight = float(per_class @ sums)
+    else:
+        if class_weight is not None:
+            raise ValueError(f"class_weight is for classification; loss={loss!r} is a "
+                             "regression loss")
+        classes, per_class = None, 1.0
+        total_weight = float(sum(total[0] for _, _, total in summaries))
+    if not total_weight > 0:
+        raise ValueError("sample_weight must have a positive sum (the weights are all zero)")
+    alpha, l1_ratio = map_strength(alpha, C, l1_ratio, total_weight)
     if l1_ratio == 1.0:
         raise ValueError("fastdual.dask.train needs an l2 term (l1_ratio < 1): CoCoA+'s local "
                          "subproblems are those of a strongly convex penalty; train pure l1 "
                          "with a small l2 part, e.g. l1_ratio=0.99")
-    l2, l1 = alpha * (1.0 - l1_ratio), alpha * l1_ratio
-    bias = check_positive("intercept_scaling", intercept_scaling) if fit_intercept else 0.0
-    blocks = DaskBlocks(client, X, y, loss, loss_params, spec.task == "binary", bias)
-    classes = blocks.classes
+    # The weights normalised to mean 1 over all blocks, as train normalises them.
+    blocks.label((classes, per_class * (n / total_weight)))
+    problem = BlockProblem(n, d, bias, classes, spec.task, loss, loss_params, alpha, l1_ratio,
+                           intercept_scaling)
+    driver = CoCoA(problem, blocks, local_epochs, seed)
+    model = _fit.solve(problem, driver=driver, solver=driver.name, options={}, seed=seed,
+                       tol=tol, max_epochs=max_epochs, check_every=1, verbose=verbose,
+                       callback=callback, on_interrupt=on_interrupt)
+    model.recoveries_ = driver.recoveries
+    return model
+
+
+def _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs, random_state,
+               fit_intercept, intercept_scaling, regularize_intercept, callback, on_interrupt):
+    """train's and train_local's arguments checked as fastdual.train checks them."""
+    spec, _, loss_params = make_loss(loss, loss_params)
+    local_epochs = check_int("local_epochs", local_epochs, 1)
+    if max_rounds is not None:
+        warnings.warn("max_rounds is deprecated: max_epochs counts passes over the data, "
+                      "max_rounds * local_epochs of them", DeprecationWarning, stacklevel=3)
+        max_epochs = check_int("max_rounds", max_rounds, 1) * local_epochs
+    for name, value in (("fit_intercept", fit_intercept),
+                        ("regularize_intercept", regularize_intercept)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+    if fit_intercept and not regularize_intercept:
+        raise ValueError("fastdual.dask.train fits LIBLINEAR's regularised intercept "
+                         "(regularize_intercept=True) or none: CoCoA+'s local SDCA cannot keep "
+                         "a free intercept's dual constraint; train it with fastdual.train")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r}")
+    intercept_scaling = check_positive("intercept_scaling", intercept_scaling)
+    return dict(loss=loss, loss_params=loss_params,
+                tol=check_positive("tol", tol, allow_zero=True),
+                max_epochs=check_int("max_epochs", max_epochs, 1), local_epochs=local_epochs,
+                seed=check_seed(random_state), bias=intercept_scaling if fit_intercept else 0.0,
+                intercept_scaling=intercept_scaling, callback=callback,
+                on_interrupt=check_choice("on_interrupt", on_interrupt, ("raise", "return")))
+
+
+def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, sample_weight=None,
+          class_weight=None, fit_intercept=True, intercept_scaling=1.0,
+          regularize_intercept=DEFAULTS["regularize_intercept"], tol=DEFAULTS["tol"],
+          max_epochs=DEFAULTS["max_epochs"], local_epochs=1, random_state=None, client=None,
+          verbose=0, callback=None, on_interrupt="raise", max_rounds=None, **loss_params):
+    """Train on a Dask cluster by CoCoA+ and certify the model by the global duality gap.
+
+    The objective and the arguments are fastdual.train's (the same defaults, loss parameters,
+    sample_weight, class_weight, tol, max_epochs, callback, verbose, on_interrupt), with:
+    X : dask array (n, d) chunked by rows only (numpy or scipy CSR blocks); y : dask array (n,)
+    with the same row chunks, sample_weight None or one with them too. client: a
+    distributed.Client (default: the current one). l1_ratio in [0, 1) (the elastic net; pure
+    l1 needs an l2 term here); the intercept regularised (LIBLINEAR's) or none. local_epochs:
+    SDCA epochs per block and round. max_epochs budgets the passes of local work (a round is
+    local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
+    dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the
+    passes behind it, history_ has one record per round."""
+    da, default_client = _require_dask()
+    _check_arrays(X, y, sample_weight, da)
+    run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
+                     random_state, fit_intercept, intercept_scaling, regularize_intercept,
+                     callback, on_interrupt)
+    client = default_client() if client is None else client
+    blocks = DaskBlocks(client, X, y, sample_weight, run["loss"], run["loss_params"],
+                        run["bias"])
     try:
-        if classes is not None and classes.shape[0] != 2:
-            raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
-        w, duals, primal, dual, rounds, history, recoveries = cocoa(
-            blocks, n, d, l2, l1, tol=tol, max_rounds=max_rounds, local_epochs=local_epochs,
-            seed=seed, verbose=verbose)
+        return _train_blocks(blocks, int(X.shape[0]), int(X.shape[1]), alpha=alpha, C=C,
+                             l1_ratio=l1_ratio, class_weight=class_weight, verbose=verbose,
+                             **run)
     finally:
         blocks.close()
-    converged = _loop.relative_gap(primal, dual) <= tol
-    if not converged:
-        warnings.warn(f"fastdual.dask: stopped after max_rounds={max_rounds} with relative "
-                      f"duality gap {_loop.relative_gap(primal, dual):.3g} > tol={tol:g}. "
-                      "Increase max_rounds or local_epochs, loosen tol, or regularize more.",
-                      _loop.ConvergenceWarning, stacklevel=2)
-    model = Model(
-        w[:d], w[d] * bias, classes, dual_coef=duals, loss=loss, loss_params=loss_params,
-        task=spec.task, solver="cocoa+", alpha=alpha, l1_ratio=l1_ratio, l2_=l2, l1_=l1,
-        l2_added_=0.0, fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
-        intercept_mode="regularized" if fit_intercept else "none", primal_=primal, dual_=dual,
-        gap_=primal - dual, converged_=converged, n_epochs_=rounds, history_=history,
-        tol=tol, n_features_in_=d)
-    model.recoveries_ = recoveries
-    return model
+
+
+def train_local(parts, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0,
+                sample_weight=None, class_weight=None, fit_intercept=True,
+                intercept_scaling=1.0, regularize_intercept=DEFAULTS["regularize_intercept"],
+                tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], local_epochs=1,
+                random_state=None, verbose=0, callback=None, on_interrupt="raise",
+                max_rounds=None, **loss_params):
+    """train's rounds on blocks held in this process (`parts`: a list of (X, y) row blocks;
+    sample_weight: None or one array per block): exactly the cluster's model for the same
+    blocks and seed, without a cluster (the scaling study, tests)."""
+    run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
+                     random_state, fit_intercept, intercept_scaling, regularize_intercept,
+                     callback, on_interrupt)
+    blocks = LocalBlocks(parts, run["loss"], run["loss_params"], run["bias"], sample_weight)
+    n = sum(blocks.sizes)
+    d = blocks.blocks[0].matrix.n_features if parts else 0
+    return _train_blocks(blocks, n, d, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                         class_weight=class_weight, verbose=verbose, **run)

@@ -34,7 +34,7 @@ def test_equals_single_machine_and_certifies_like_the_gap_function(client, loss,
     Xd, yd = as_dask(X, y, 110)                 # 3 blocks, the last one short
     alpha, tol = 0.05, 1e-5
     model = fastdual.dask.train(Xd, yd, loss=loss, alpha=alpha, l1_ratio=l1_ratio, tol=tol,
-                                max_rounds=500, local_epochs=5, random_state=0, client=client)
+                                max_epochs=2500, local_epochs=5, random_state=0, client=client)
     assert model.converged_ and model.relative_gap_ <= tol
     reference = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, solver="sdca",
                                tol=1e-12, max_epochs=100_000)
@@ -91,24 +91,27 @@ def test_the_cluster_gives_the_rounds_of_the_algorithm_in_one_process(client):
     """The same rounds without Dask (the scaling study's simulation): the same model."""
     X, y = problem_for("smooth_hinge", n=240, d=6, seed=6, sparse=True)
     Xd, yd = as_dask(X, y, 60)
-    model = fastdual.dask.train(Xd, yd, loss="smooth_hinge", alpha=0.01, l1_ratio=0.2,
-                                tol=1e-5, local_epochs=2, random_state=4, client=client)
-    blocks = fastdual.dask.LocalBlocks([(X[k:k + 60], y[k:k + 60]) for k in range(0, 240, 60)],
-                                       "smooth_hinge", {}, np.unique(y), 1.0)
-    w, duals, primal, dual, rounds, _, _ = fastdual.dask.cocoa(
-        blocks, 240, 6, 0.008, 0.002, tol=1e-5, max_rounds=200, local_epochs=2, seed=4)
-    np.testing.assert_array_equal(model.coef_, w[:6])
-    np.testing.assert_array_equal(model.dual_coef_, duals)
-    assert (model.primal_, model.dual_, model.n_epochs_) == (primal, dual, rounds)
+    kwargs = dict(loss="smooth_hinge", alpha=0.01, l1_ratio=0.2, tol=1e-5, local_epochs=2,
+                  random_state=4)
+    model = fastdual.dask.train(Xd, yd, client=client, **kwargs)
+    local = fastdual.dask.train_local([(X[k:k + 60], y[k:k + 60]) for k in range(0, 240, 60)],
+                                      **kwargs)
+    np.testing.assert_array_equal(model.coef_, local.coef_)
+    np.testing.assert_array_equal(model.dual_coef_, local.dual_coef_)
+    assert (model.primal_, model.dual_, model.n_epochs_) == (local.primal_, local.dual_,
+                                                             local.n_epochs_)
+    assert [h["gap"] for h in model.history_] == [h["gap"] for h in local.history_]
 
 
 class FailingBlocks(fastdual.dask.LocalBlocks):
     """Blocks whose round fails from round `fail_from` on, as if workers kept being lost."""
     lost_errors = (fastdual.dask.MissingBlock,)
+    fail_from = 3
 
-    def __init__(self, fail_from, *args):
+    def __init__(self, *args):
         super().__init__(*args)
-        self.fail_from, self.restored = fail_from, 0
+        self.restored = 0
+        FailingBlocks.last = self
 
     def step(self, v, *args):
         if args[-1] >= self.fail_from:
@@ -120,14 +123,13 @@ class FailingBlocks(fastdual.dask.LocalBlocks):
         super().restore(committed)
 
 
-def test_workers_lost_in_every_attempt_give_a_clear_error_and_no_model():
+def test_workers_lost_in_every_attempt_give_a_clear_error_and_no_model(monkeypatch):
     X, y = problem_for("logistic", n=100, d=4, seed=7, sparse=False)
-    blocks = FailingBlocks(3, [(X[:50], y[:50]), (X[50:], y[50:])], "logistic", {},
-                           np.unique(y), 1.0)
+    monkeypatch.setattr(fastdual.dask, "LocalBlocks", FailingBlocks)
     with pytest.raises(RuntimeError, match="a worker was lost in round 3.*no model"):
-        fastdual.dask.cocoa(blocks, 100, 4, 0.01, 0.0, tol=1e-12, max_rounds=50,
-                            local_epochs=1, seed=0)
-    assert blocks.restored == fastdual.dask.MAX_RECOVERIES
+        fastdual.dask.train_local([(X[:50], y[:50]), (X[50:], y[50:])], loss="logistic",
+                                  alpha=0.01, tol=1e-12, max_epochs=50)
+    assert FailingBlocks.last.restored == fastdual.dask.MAX_RECOVERIES
 
 
 def test_a_worker_killed_in_the_middle_of_training_costs_a_round_not_the_model(monkeypatch):

@@ -14,7 +14,7 @@ PACKAGE = pathlib.Path(fastdual.__file__).parent
 
 # Bands, bottom to top. A module may import its own band or any band below, never one above.
 BANDS = [
-    ["_version", "_core"],
+    ["_version", "_defaults", "_core"],
     ["_validation", "losses", "projection"],
     ["_loop", "_problem", "model"],
     ["solvers"],
