@@ -6,7 +6,7 @@ import numpy as np
 
 from fastdual import _loop
 from fastdual import _multiclass
-from fastdual._problem import build_f1_problem, build_problem
+from fastdual._problem import build_problem
 from fastdual._validation import (check_choice, check_coef, check_int, check_labels,
                                   check_matrix, check_positive, check_seed,
                                   check_stream_weights)
@@ -14,6 +14,7 @@ from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
 from fastdual.solvers.auto import choose
+from fastdual.solvers.f1 import build_f1_problem
 
 Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
 

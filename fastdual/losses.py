@@ -32,7 +32,7 @@ LOSSES = {
         LossSpec("absolute", _losses.Absolute, "regression", {}, "|z - y|"),
         LossSpec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",
                  {"epsilon": 0.1}, "max(0, |z - y| - epsilon), SVR"),
-        # (validated through the hinge's per-sample checks; its own risk is _core/f1.pyx)
+        # (validated through the hinge's per-sample checks; its own risk is solvers/_f1.pyx)
         LossSpec("f1_hinge", _losses.Hinge, "binary", {},
                  "max over labelings of 1 - F1 + margin terms (seed 004 eq. 43, Joachims' "
                  "multivariate SVM); solver='agm'", structured=True),
