@@ -30,6 +30,7 @@ from benchmarks.datasets import load
 from benchmarks.timing import matvec_floor
 from fastdual._problem import build_problem
 from fastdual.solvers import SOLVERS, agm, solver_options
+from fastdual.solvers.agm_forms import largest_eigenvalue
 
 TARGET = 1e-4
 
@@ -118,7 +119,7 @@ def adaptive_claims(name, X, y, alpha, budget):
     problem = build_problem(X, y, loss="logistic", alpha=alpha, C=None, l1_ratio=0.0,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
                             loss_params={})
-    true_L = agm.largest_eigenvalue(problem, 2000, rtol=1e-12) / problem.loss.gamma
+    true_L = largest_eigenvalue(problem, 2000, rtol=1e-12) / problem.loss.gamma
     out = {"true_L": true_L}
     for adaptive in (True, False):
         driver = SOLVERS["agm"](problem, solver_options(SOLVERS["agm"],

@@ -6,12 +6,14 @@ import numpy as np
 
 from fastdual import _fit, _multiclass
 from fastdual._fit import solve
-from fastdual._problem import build_f1_problem, build_problem, class_multipliers
+from fastdual._problem import build_problem, class_multipliers
 from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
                                   check_positive, check_seed, check_stream_weights)
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS
+from fastdual.solvers.f1 import build_f1_problem
+
 
 def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
           intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="auto",

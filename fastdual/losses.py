@@ -62,7 +62,7 @@ LOSSES = {
               {"per_sample", "box", "quadratic_dual"}),
         _spec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",
               {"epsilon": 0.1}, "max(0, |z - y| - epsilon), SVR", {"per_sample", "box"}),
-        # (validated through the hinge's per-sample checks; its own risk is the F1 kernel)
+        # (validated through the hinge's per-sample checks; its own risk is solvers/_f1.pyx)
         _spec("f1_hinge", _losses.Hinge, "binary", {},
               "max over labelings of 1 - F1 + margin terms (seed 004 eq. 43, Joachims' "
               "multivariate SVM); solver='agm'", {"structured"}),

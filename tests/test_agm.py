@@ -12,8 +12,8 @@ from conftest import BINARY_LOSSES, REGRESSION_LOSSES, binary_problem, problem_f
 from fastdual._problem import build_problem
 from fastdual.losses import make_loss
 from fastdual.solvers import _agm
-from fastdual.solvers.agm import (InfiniteMemory, LipschitzSearch, OneMemory, PrimalForm,
-                                  largest_eigenvalue)
+from fastdual.solvers.agm import InfiniteMemory, LipschitzSearch, OneMemory
+from fastdual.solvers.agm_forms import PrimalForm, largest_eigenvalue
 
 NON_SMOOTH = ["hinge", "absolute", "epsilon_insensitive"]
 

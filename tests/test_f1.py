@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import fastdual
 from conftest import binary_problem
-from fastdual._core import f1 as _f1
+from fastdual.solvers import _f1
 
 
 def brute_force(scores, y, mu):

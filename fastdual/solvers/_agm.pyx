@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The per-sample passes of AGM (seed 004; fastdual/solvers/agm.py) that the row passes of
-fastdual/_core/rows.pyx (margins, transpose_times) do not cover: the smoothed loss of the
+"""The per-sample passes of AGM's forms (seed 004; fastdual/solvers/agm_forms.py) that the row
+passes of fastdual/_core/rows.pyx (margins, transpose_times) do not cover: the smoothed loss of the
 primal form (Sec. 5.1, eq. 53 with d2 = a^2/2, through the loss contract's conjugate prox) and
 the smooth part of the dual form's objective (eq. 39/41) with its gradient. docs/math.md Sec. 4h.
 """
