@@ -17,8 +17,9 @@ from fastdual._api import duality_gap, train
 from fastdual._fit import Certificate
 from fastdual._loop import ConvergenceWarning, TrainingInterrupted
 from fastdual._version import __version__
+from fastdual.formats import load
 from fastdual.losses import LOSSES
-from fastdual.model import Model, load
+from fastdual.model import Model
 from fastdual.online import OnlineRDA, train_stream
 from fastdual.selection import cross_validate, regularization_path
 from fastdual.plotting import plot_convergence

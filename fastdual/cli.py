@@ -97,7 +97,7 @@ def _bad_line(path):
 
 def _train(args):
     import fastdual
-    from fastdual import liblinear_format
+    from fastdual.formats import save_liblinear
     if args.s not in LIBLINEAR_TYPES:
         raise _Failure(f"-s {args.s}: fastdual trains LIBLINEAR's types "
                        f"{sorted(LIBLINEAR_TYPES)}")
@@ -134,7 +134,7 @@ def _train(args):
         raise _Failure(str(exc)) from None
     out = args.model_file or os.path.basename(args.training_set_file) + ".model"
     try:
-        liblinear_format.save(model, out)
+        save_liblinear(model, out)
     except ValueError:
         model.save(out)                        # what LIBLINEAR's format cannot hold
     if not args.q:

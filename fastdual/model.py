@@ -1,4 +1,6 @@
-"""The trained linear model, independent of the solver that made it, and its persistence.
+"""The trained linear model, independent of the solver that made it, and fastdual's own model
+file: Model.save writes it, read_npz reads it back (fastdual.formats adds LIBLINEAR's files and
+the `load` that reads either kind).
 
 Files are NumPy .npz archives holding plain arrays plus a JSON metadata record with a format
 version; they are read with allow_pickle=False, so loading a model never executes code.
@@ -119,7 +121,7 @@ class Model:
     # -- persistence ---------------------------------------------------------------------------
     def save(self, path):
         """Write the model to `path` (an .npz archive; no suffix is added), after the checks
-        `load` makes, so that every file written can be read back."""
+        `read_npz` makes, so that every file written can be read back."""
         metadata = {key: getattr(self, key) for key in _METADATA_FIELDS}
         metadata["format"] = FORMAT_NAME
         metadata["format_version"] = (3 if self.coef_.ndim == 2 else
@@ -142,7 +144,7 @@ class Model:
             for name, value in self.stream_["arrays"].items():
                 arrays[STREAM_PREFIX + name] = np.asarray(value)
         arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)
-        try:       # what load would refuse is not written
+        try:       # what read_npz would refuse is not written
             _check_model(dict(arrays))
         except ValueError as exc:
             raise ValueError(f"cannot save this model: {exc}") from None
@@ -150,20 +152,15 @@ class Model:
             np.savez(handle, **arrays)
 
 
-def load(path):
-    """Read a model written by Model.save, or a LIBLINEAR text model file (for prediction;
-    fastdual.liblinear_format).
+def read_npz(path):
+    """Read a model file written by Model.save (fastdual.load reads any model file).
 
     Model files travel, so every part is checked: anything but a complete, consistent model is
     refused with a ValueError naming the file and saying what is wrong. Arrays are read with
-    allow_pickle=False, so loading never executes code.
+    allow_pickle=False, so reading never executes code; a missing or unreadable file raises the
+    usual OSError.
     """
     name = os.fspath(path)
-    from fastdual import liblinear_format
-    # Opening is not translated: a missing or unreadable file raises the usual OSError
-    # (FileNotFoundError, PermissionError, ...), which is what Python users expect.
-    if liblinear_format.is_liblinear_file(path):
-        return liblinear_format.load(path)
     with open(path, "rb") as handle:
         try:
             arrays, metadata = _check_model(_read_arrays(handle))

@@ -23,9 +23,9 @@ import numpy as np
 from fastdual import _validation
 from fastdual._api import duality_gap
 from fastdual._problem import map_strength
+from fastdual.formats import load as load_model
 from fastdual.losses import make_loss
 from fastdual.model import Model
-from fastdual.model import load as load_model
 from fastdual.solvers.rda import RDAState, check_variant
 
 

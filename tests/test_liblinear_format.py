@@ -1,11 +1,14 @@
 """LIBLINEAR's model files both ways, with liblinear-official: a fastdual model predicts the
 same through LIBLINEAR, a LIBLINEAR model the same through fastdual."""
+import importlib
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import fastdual
-from fastdual import liblinear_format
+from fastdual import formats
 from liblinear.liblinearutil import (load_model, parameter, predict, problem, save_model,
                                      train)
 
@@ -34,7 +37,7 @@ def liblinear_predict(model, X):
 def test_a_fastdual_model_predicts_the_same_through_liblinear(tmp_path, k, loss, options):
     X, y = data(k)
     model = fastdual.train(X, y, loss=loss, C=1.0, tol=1e-2, random_state=0, **options)
-    liblinear_format.save(model, tmp_path / "m.model")
+    formats.save_liblinear(model, tmp_path / "m.model")
     theirs = load_model(str(tmp_path / "m.model"))
     labels, values = liblinear_predict(theirs, X)
     ours = model.decision_function(X)
@@ -76,11 +79,26 @@ def test_what_liblinear_cannot_hold_is_refused(tmp_path):
     X, y = data(3)
     with pytest.raises(ValueError, match=r"LIBLINEAR has no solver for loss='logistic' "
                                          r"\(multinomial\)"):
-        liblinear_format.save(fastdual.train(X, y, loss="logistic"), tmp_path / "m")
+        formats.save_liblinear(fastdual.train(X, y, loss="logistic"), tmp_path / "m")
     with pytest.raises(ValueError, match=r"labels are integers"):
-        liblinear_format.save(fastdual.train(X, np.array(["a", "b", "c"])[y % 3], loss="hinge"),
-                              tmp_path / "m")
+        formats.save_liblinear(fastdual.train(X, np.array(["a", "b", "c"])[y % 3],
+                                              loss="hinge"), tmp_path / "m")
     (tmp_path / "bad.model").write_text("solver_type L2R_LR\nnr_class 2\nlabel 1 -1\n"
                                         "nr_feature 3\nbias -1\nw\n0.1\n0.2\n")
     with pytest.raises(ValueError, match=r"expected 3 weight rows of 1 numbers"):
         fastdual.load(tmp_path / "bad.model")
+
+
+def test_the_former_module_name_warns_and_still_works(tmp_path, monkeypatch):
+    monkeypatch.delitem(sys.modules, "fastdual.liblinear_format", raising=False)
+    with pytest.warns(DeprecationWarning, match=r"fastdual\.liblinear_format is fastdual\.formats"):
+        former = importlib.import_module("fastdual.liblinear_format")
+    assert former.save is formats.save_liblinear
+    assert former.load is formats.load_liblinear
+    assert former.is_liblinear_file is formats.is_liblinear_file
+    X, y = data(2)
+    model = fastdual.train(X, y, loss="logistic", C=1.0, tol=1e-2, random_state=0)
+    former.save(model, tmp_path / "m.model")
+    assert former.is_liblinear_file(tmp_path / "m.model")
+    np.testing.assert_allclose(former.load(tmp_path / "m.model").decision_function(X),
+                               model.decision_function(X), rtol=1e-14, atol=1e-14)

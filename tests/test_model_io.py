@@ -1,7 +1,9 @@
 """Model files: every model fastdual.train makes round-trips, every bad file is refused with a
 ValueError that names it and says what is wrong; predict_proba exists only for the logistic loss."""
+import ast
 import io
 import json
+import pathlib
 import re
 import warnings
 import zipfile
@@ -261,3 +263,22 @@ def test_save_refuses_what_load_would_refuse(tmp_path):
     bare = fastdual.Model(np.zeros(3), 0.0, None)       # no metadata at all
     with pytest.raises(ValueError, match="cannot save this model: metadata loss must be"):
         bare.save(tmp_path / "bare.fd")
+
+
+def test_the_model_module_imports_no_file_format_module():
+    # fastdual.formats builds on fastdual.model (Model, read_npz), never the other way round: no
+    # import of it anywhere in model.py, at module level or inside a function.
+    tree = ast.parse(pathlib.Path(fastdual.model.__file__).read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and getattr(node.func, "attr", getattr(node.func, "id", None))
+              in ("import_module", "__import__")):
+            imported.add(str(node.args[0].value))
+    assert not [name for name in imported
+                if name.rsplit(".", 1)[-1] in ("formats", "liblinear_format")]
