@@ -170,7 +170,7 @@ def test_agm_reaches_the_sdca_optimum(loss, l1_ratio, memory):
     X, y = problem_for(loss, n=100, d=6, seed=6, sparse=True)
     objective = dict(loss=loss, alpha=1e-2, l1_ratio=l1_ratio)
     _, p_star = reference(X, y, **objective)
-    model = fastdual.train(X, y, solver="agm", memory=memory, tol=1e-7, max_epochs=20_000,
+    model = fastdual.train(X, y, solver="agm", memory=memory, tol=1e-7, max_epochs=100_000,
                            **objective)
     assert model.converged_ and model.solver == "agm"
     assert p_star <= model.primal_ <= p_star * (1 + 1.01e-7) + 1e-15
@@ -185,7 +185,7 @@ def test_agm_dual_form_with_a_regularised_intercept(loss, l1_ratio):
     X, y = binary_problem(n=100, d=6, seed=7)
     objective = dict(loss=loss, alpha=1e-2, l1_ratio=l1_ratio)
     _, p_star = reference(X, y, **objective)
-    model = fastdual.train(X, y, solver="agm", form="dual", tol=1e-7, max_epochs=50_000,
+    model = fastdual.train(X, y, solver="agm", form="dual", tol=1e-7, max_epochs=200_000,
                            **objective)
     assert model.converged_
     assert model.primal_ == pytest.approx(p_star, rel=1.01e-7)
@@ -197,7 +197,7 @@ def test_agm_pure_l1_matches_scikit_learn_lasso():
     alpha = 0.05
     lasso = Lasso(alpha=alpha, tol=1e-12, max_iter=100_000).fit(X, y)
     model = fastdual.train(X, y, loss="squared", solver="agm", alpha=alpha, l1_ratio=1.0,
-                           regularize_intercept=False, tol=1e-7, max_epochs=50_000)
+                           regularize_intercept=False, tol=1e-7, max_epochs=200_000)
     assert model.converged_
     np.testing.assert_allclose(model.coef_, lasso.coef_, atol=1e-4)
     assert model.intercept_ == pytest.approx(lasso.intercept_, abs=1e-4)
@@ -210,7 +210,7 @@ def test_fixed_smoothing_certifies_the_true_objective():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         model = fastdual.train(X, y, loss="hinge", solver="agm", form="primal", smoothing=0.5,
-                               alpha=1e-2, tol=1e-9, max_epochs=3000)
+                               alpha=1e-2, tol=1e-9, max_epochs=15_000)
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="hinge", alpha=1e-2,
                                 dual_coef=model.dual_coef_)
     assert (cert.primal, cert.dual) == (model.primal_, model.dual_)
@@ -220,9 +220,10 @@ def test_fixed_smoothing_certifies_the_true_objective():
 def test_warm_start_from_a_converged_model_stays_converged():
     X, y = binary_problem(n=100, d=6, seed=10, sparse=True)
     kwargs = dict(loss="logistic", alpha=1e-2, solver="agm")
-    model = fastdual.train(X, y, tol=1e-8, max_epochs=5000, **kwargs)
-    again = fastdual.train(X, y, tol=1e-6, max_epochs=5000, warm_start=model, **kwargs)
-    assert again.converged_ and again.n_epochs_ <= 3
+    model = fastdual.train(X, y, tol=1e-8, max_epochs=20_000, **kwargs)
+    again = fastdual.train(X, y, tol=1e-6, max_epochs=20_000, warm_start=model, **kwargs)
+    # converged at its first check, one iteration in (its passes: the start's and one step's)
+    assert again.converged_ and len(again.history_) == 1 and again.n_epochs_ <= 6
 
 
 @pytest.mark.parametrize("options, match", [
@@ -244,7 +245,7 @@ def test_bad_options_are_clear_errors(options, match):
 
 def test_float32_and_sparse_match_float64_dense():
     X, y = binary_problem(n=80, d=5, seed=12)
-    kwargs = dict(loss="smooth_hinge", solver="agm", alpha=1e-2, tol=1e-9, max_epochs=5000)
+    kwargs = dict(loss="smooth_hinge", solver="agm", alpha=1e-2, tol=1e-9, max_epochs=20_000)
     dense = fastdual.train(X, y, **kwargs)
     sparse32 = fastdual.train(sp.csr_matrix(X.astype(np.float32)), y, **kwargs)
     np.testing.assert_allclose(sparse32.coef_, dense.coef_, rtol=1e-4, atol=1e-5)
@@ -257,6 +258,32 @@ def test_the_optimized_prox_function_reaches_the_same_optimum(loss):
     objective = dict(loss=loss, alpha=1e-2)
     _, p_star = reference(X, y, **objective)
     model = fastdual.train(X, y, solver="agm", form="primal", prox_function="optimized",
-                           tol=1e-6, max_epochs=50_000, **objective)
+                           tol=1e-6, max_epochs=200_000, **objective)
     assert model.converged_
     assert p_star <= model.primal_ <= p_star * (1 + 1.01e-6)
+
+
+@pytest.mark.parametrize("form, memory", [("primal", "infinite"), ("primal", "one"),
+                                          ("dual", "infinite")])
+def test_an_agm_epoch_reports_the_passes_it_made(monkeypatch, form, memory):
+    """epoch() returns the passes over X it made (each trial of L: a gradient and an image),
+    every row pass counted here independently."""
+    from fastdual._core import rows as _rows
+    X, y = binary_problem(n=80, d=5, seed=3)
+    calls = []
+    for name in ("margins", "transpose_times"):
+        original = getattr(_rows, name)
+        monkeypatch.setattr(_rows, name,
+                            lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
+    problem = build_problem(X, y, loss="hinge", alpha=1e-2, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={}, regularize_intercept=form == "primal")
+    driver_class = fastdual.SOLVERS["agm"]
+    options = fastdual.solvers.solver_options(driver_class, {"form": form, "memory": memory})
+    calls.clear()
+    driver = driver_class(problem, options, 0)
+    calls.clear()                                   # (setup: the spectral estimate)
+    for _ in range(5):
+        passes = driver.epoch()
+        assert passes == len(calls) >= 2
+        calls.clear()

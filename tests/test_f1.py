@@ -84,12 +84,12 @@ def test_weak_duality_for_random_gibbs_points(seed, log_mu):
 def test_training_certifies_the_returned_model_and_beats_the_hinge_svm_on_its_objective():
     X, y = binary_problem(n=80, d=5, seed=4, noise=0.8)
     alpha = 1e-2
-    model = fastdual.train(X, y, loss="f1_hinge", alpha=alpha, tol=1e-4, max_epochs=20_000)
+    model = fastdual.train(X, y, loss="f1_hinge", alpha=alpha, tol=1e-4, max_epochs=100_000)
     assert model.converged_ and model.solver == "agm" and model.loss == "f1_hinge"
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="f1_hinge",
                                 alpha=alpha, dual_coef=model.dual_coef_)
     assert (cert.primal, cert.dual) == (model.primal_, model.dual_)
-    hinge = fastdual.train(X, y, loss="hinge", alpha=alpha, tol=1e-8, max_epochs=20_000)
+    hinge = fastdual.train(X, y, loss="hinge", alpha=alpha, tol=1e-8, max_epochs=100_000)
     other = fastdual.duality_gap(X, y, hinge.coef_, hinge.intercept_, loss="f1_hinge",
                                  alpha=alpha)
     assert model.primal_ <= other.primal + 1e-12
@@ -101,7 +101,7 @@ def test_training_certifies_the_returned_model_and_beats_the_hinge_svm_on_its_ob
 
 def test_model_round_trip_and_prediction(tmp_path):
     X, y = binary_problem(n=40, d=4, seed=5)
-    model = fastdual.train(X, y, loss="f1_hinge", alpha=0.05, tol=1e-3, max_epochs=5000)
+    model = fastdual.train(X, y, loss="f1_hinge", alpha=0.05, tol=1e-3, max_epochs=20_000)
     path = tmp_path / "f1.npz"
     model.save(path)
     loaded = fastdual.load(path)

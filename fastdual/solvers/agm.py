@@ -13,8 +13,9 @@ with L fixed or found by the adaptive search of Algorithms 2 and 4 (LipschitzSea
 give them an f and a Psi (docs/math.md Sec. 4h): fastdual.solvers.agm_forms (the smoothed
 primal; the dual, with a free intercept's hyperplane) and fastdual.solvers.f1 (the smoothed
 F1-score risk). The driver AGM picks the form, lowers the primal form's smoothing by
-continuation, and hands the loop the form's pair to certify. Each "epoch" of the training loop
-is one iteration: a gradient pass and a pass for the new point's image, per trial of L.
+continuation, and hands the loop the form's pair to certify. `epoch()` runs one iteration and
+returns the passes over the data it made (the loop counts epochs in passes): a gradient pass and
+a pass for the new point's image, per trial of L.
 """
 import numpy as np
 
@@ -325,6 +326,8 @@ class AGM:
                                       self.form.ceiling())
 
     helper_l2 = 0.0
+    retired_passes = 0        # the passes of the forms the continuation replaced
+    reported_passes = 0       # the passes epoch() has reported so far
 
     def _smoothed_form(self, mu):
         problem = self.problem
@@ -335,10 +338,15 @@ class AGM:
             self.start = np.array(w, dtype=np.float64)
 
     def epoch(self):
+        """One iteration (every trial of L in it); returns the passes over the data it made,
+        with those of a restart after the last check."""
         if self.engine is None:
             self.engine = self.engine_class(self.form, self.form.start(self.start), self.search)
             self.start = None          # (the engine holds its own start)
         self.engine.step()
+        total = self.retired_passes + self.form.passes
+        passes, self.reported_passes = total - self.reported_passes, total
+        return passes
 
     def check_due(self, epoch):
         return None
@@ -358,6 +366,7 @@ class AGM:
                         - engine.form.smoothed_dual(checkpoint))
         if smoothed_gap <= 0.5 * (checkpoint.gap - smoothed_gap):
             self.mu = mu / SMOOTHING_FACTOR
+            self.retired_passes += self.form.passes
             self.form = self._smoothed_form(self.mu)
             self.search.L *= SMOOTHING_FACTOR     # the curvature of phi_mu scales as 1/mu
             self.search.ceiling = self.form.ceiling()

@@ -96,6 +96,8 @@ class PrimalForm:
     """J(w) = (1/n) sum_i c_i phi_mu(y_i, x_i . w) + Psi(w), Psi(w) = sum_j p_j (l2/2 w_j^2 +
     l1 |w_j|), p_j = 0 on a free intercept's entry, 1 elsewhere."""
 
+    passes = 0           # passes over the data (image and gradient), counted per form
+
     name = "primal"
 
     def __init__(self, problem, mu, weights=None):
@@ -135,6 +137,7 @@ class PrimalForm:
 
     def image(self, x):
         out = np.empty(self.problem.n_samples)
+        self.passes += 1
         _rows.margins(*self.args, x, out)
         return out
 
@@ -153,6 +156,7 @@ class PrimalForm:
         n = problem.n_samples
         total = _agm.smoothed_loss(problem.y, problem.sample_weight, image, problem.loss,
                                    self.mu, self.duals, self.weights)
+        self.passes += 1
         _rows.transpose_times(*self.args, -problem.sample_weight * self.duals,
                               self.gradient_buffer)
         # (the buffer itself: valid until the next gradient, which is all the engines need)
@@ -198,6 +202,8 @@ class DualForm:
     intercept's hyperplane). The metric is M = diag(c_i / n), in which f's curvature is
     lambda_max(X^T C X)/(l2 n) plus the loss's own gamma."""
 
+    passes = 0           # passes over the data (image and gradient), counted per form
+
     name = "dual"
 
     def __init__(self, problem):
@@ -232,6 +238,7 @@ class DualForm:
         """v(a), with a free intercept's entry 0 (it is, on the hyperplane)."""
         problem = self.problem
         out = np.empty(problem.n_features + 1)
+        self.passes += 1
         _rows.transpose_times(*self.args, problem.sample_weight * a, out)
         out /= problem.l2 * problem.n_samples
         if problem.free_intercept:
@@ -259,6 +266,7 @@ class DualForm:
         at the margins z = X w(u); w(u) is the primal point."""
         problem = self.problem
         w = self._w(v)
+        self.passes += 1
         _rows.margins(*self.args, w, self.margins)
         data = self._data_term(u, self.margins, self.slope)
         return (0.5 * problem.l2 * float(w @ w) - data, -self.metric * self.slope,

@@ -128,6 +128,7 @@ class F1Form(PrimalForm):
         problem = self.problem
         n = problem.n_samples
         value = self._risk(image, self.duals)[0]
+        self.passes += 1
         _rows.transpose_times(*self.args, -(2.0 / n) * problem.y * self.duals,
                               self.gradient_buffer)
         return value, self.gradient_buffer, self.no_dual
