@@ -5,6 +5,7 @@ problem, _multiclass for k classes."""
 import numpy as np
 
 from fastdual import _fit, _multiclass
+from fastdual._defaults import DEFAULTS
 from fastdual._fit import solve
 from fastdual._problem import build_problem, class_multipliers
 from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
@@ -15,10 +16,12 @@ from fastdual.solvers import SOLVERS
 from fastdual.solvers.f1 import build_f1_problem
 
 
-def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
-          intercept_scaling=1.0, regularize_intercept=True, sample_weight=None, tol=1e-4, max_epochs=1000, solver="auto",
-          random_state=None, verbose=0, callback=None, warm_start=None, check_every="auto",
-          on_interrupt="raise", multiclass=None, n_jobs=None, class_weight=None, **options):
+def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_intercept=True,
+          intercept_scaling=1.0, regularize_intercept=DEFAULTS["regularize_intercept"],
+          sample_weight=None, tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"],
+          solver="auto", random_state=None, verbose=0, callback=None, warm_start=None,
+          check_every="auto", on_interrupt="raise", multiclass=None, n_jobs=None,
+          class_weight=None, **options):
     """Train a regularised linear model and certify it by its duality gap.
 
     Minimises  P(w) = (1/n) sum_i c_i loss(y_i, x_i . w + b) + l2/2 ||w||^2 + l1 ||w||_1  with
@@ -52,7 +55,8 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         its class's, so that an integer class weight is that many copies of the class's rows.
     loss : one of fastdual.LOSSES.
     tol : stop when (P - D) / |P| <= tol; 0 runs exactly max_epochs.
-    max_epochs : passes over the data.
+    max_epochs : passes over the data, for every solver (a Newton or AGM iteration counts the
+        passes it makes; the last step may go past the budget by its own passes).
     solver : "auto" (default) or one of fastdual.SOLVERS. "auto" picks by the problem's loss,
         penalty, intercept and conditioning (fastdual.solvers.auto; docs/solvers/auto.md); the
         model's solver attribute names the one that ran.
@@ -160,9 +164,9 @@ def _split_options(loss, solver, options):
     return loss_params, {k: v for k, v in options.items() if k not in spec.params}
 
 
-def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, C=None,
+def duality_gap(X, y, coef, intercept=None, *, loss=DEFAULTS["loss"], alpha=None, C=None,
                 l1_ratio=0.0, sample_weight=None, intercept_scaling=1.0,
-                regularize_intercept=True, dual_coef=None, refine_epochs=None, multiclass=None,
+                regularize_intercept=DEFAULTS["regularize_intercept"], dual_coef=None, refine_epochs=None, multiclass=None,
                 **loss_params):
     """Certify any linear model: P(coef) - D(duals) >= P(coef) - P* >= 0.
 

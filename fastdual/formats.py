@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from fastdual._problem import describe_objective
 from fastdual.model import Model, read_npz
 
 # fastdual's (loss, multiclass) -> LIBLINEAR's solver name (the dual solvers; l1 the primal)
@@ -124,21 +125,21 @@ def load_liblinear(path):
     coef = w[:d].T
     intercept = w[d] * bias if bias >= 0 else np.zeros(nr_w)
     loss = LIBLINEAR_LOSSES[solver]
-    metadata = dict(loss=loss, loss_params={"epsilon": 0.1} if loss == "epsilon_insensitive"
-                    else {}, solver="liblinear:" + solver, alpha=float("nan"),
-                    l1_ratio=1.0 if solver.startswith("L1R") else 0.0, l2_=float("nan"),
-                    l1_=float("nan"), l2_added_=0.0, fit_intercept=bias >= 0,
-                    intercept_scaling=bias if bias >= 0 else 1.0,
-                    intercept_mode="regularized" if bias >= 0 else "none",
-                    primal_=float("nan"), dual_=float("nan"), gap_=float("nan"),
-                    converged_=False, n_epochs_=0, history_=[], tol=0.0, n_features_in_=d)
+    task = "regression" if labels is None else "binary" if nr_w == 1 else "multiclass"
+    # (the strength is not in the file: alpha, l2_ and l1_ are NaN)
+    metadata = dict(solver="liblinear:" + solver, l2_added_=0.0, primal_=float("nan"),
+                    dual_=float("nan"), gap_=float("nan"), converged_=False, n_epochs_=0,
+                    history_=[], tol=0.0, **describe_objective(
+                        loss, {"epsilon": 0.1} if loss == "epsilon_insensitive" else {}, task,
+                        float("nan"), 1.0 if solver.startswith("L1R") else 0.0, bias >= 0,
+                        bias if bias >= 0 else 1.0, False, d))
     if labels is None:
-        return Model(coef[0], float(intercept[0]), None, task="regression", **metadata)
+        return Model(coef[0], float(intercept[0]), None, **metadata)
     if nr_w == 1:
         # A positive decision means labels[0]: fastdual's classes_[1] is the +1 class.
         return Model(coef[0], float(intercept[0]), np.array([labels[1], labels[0]]),
-                     task="binary", **metadata)
-    return Model(coef, intercept, np.array(labels), task="multiclass",
+                     **metadata)
+    return Model(coef, intercept, np.array(labels),
                  multiclass="crammer_singer" if solver == "MCSVM_CS" else "ovr", **metadata)
 
 

@@ -7,8 +7,9 @@
     stream.certify(X_val, y_val)           # its certificate on data of your choice
     stream.save("stream.npz"); stream = fastdual.OnlineRDA.load("stream.npz")
 
-    model = fastdual.train_stream(["part1.svm", "part2.svm"], loss="logistic", alpha=1e-4,
-                                  epochs=3)
+    stream = fastdual.train_stream(["part1.svm", "part2.svm"], loss="logistic", alpha=1e-4,
+                                   max_epochs=3)
+    model = stream.model()
 
 Each sample is one RDA step (fastdual.solvers.rda) in the order given, so partial_fit over any
 split of the rows into chunks is exactly one pass of train(solver="rda", shuffle=False) over
@@ -17,12 +18,14 @@ chunk of data.
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
 from fastdual import _validation
 from fastdual._api import duality_gap
-from fastdual._problem import map_strength
+from fastdual._defaults import DEFAULTS
+from fastdual._problem import describe_objective, map_strength
 from fastdual.formats import load as load_model
 from fastdual.losses import make_loss
 from fastdual.model import Model
@@ -33,18 +36,21 @@ class OnlineRDA:
     """RDA kept between chunks of data (`partial_fit`), for streams and data larger than memory.
 
     The objective is train's, P(w) = E_i [c_i loss(y_i, x_i . w + b)] + l2/2 ||w||^2 + l1 ||w||_1
-    over the stream, with l2 = alpha (1 - l1_ratio), l1 = alpha l1_ratio; the intercept is free
-    by default (regularize_intercept=False, as in the seed's Sec. 6.1 and scikit-learn's
-    SGDClassifier). variant, rda_gamma, rho, output: as train(solver="rda"). classes: the two
+    over the stream, with l2 = alpha (1 - l1_ratio), l1 = alpha l1_ratio; the defaults are
+    train's (fastdual/_defaults.py: the loss, LIBLINEAR's regularised intercept; a free one with
+    regularize_intercept=False, as in the seed's Sec. 6.1 and scikit-learn's SGDClassifier),
+    but the strength is alpha: C's alpha = 1 / (C n) needs the size of the whole stream.
+    variant, rda_gamma, rho, output: as train(solver="rda"). classes: the two
     labels of a binary loss (required: a chunk may hold one of them only). lipschitz: L of the
     accelerated variant (default: estimated from the first chunk, mean c_i ||x_i||^2 over the
     loss's smoothness). sample_weight in partial_fit multiplies each sample's gradient as given
     (train normalises weights to mean 1 over the data, which a stream cannot).
     """
 
-    def __init__(self, loss="logistic", *, alpha=1e-4, l1_ratio=0.0, variant="basic",
-                 rda_gamma=None, rho=None, output="last", classes=None, fit_intercept=True,
-                 intercept_scaling=1.0, regularize_intercept=False, lipschitz=None,
+    def __init__(self, loss=DEFAULTS["loss"], *, alpha=DEFAULTS["stream_alpha"], l1_ratio=0.0,
+                 variant="basic", rda_gamma=None, rho=None, output="last", classes=None,
+                 fit_intercept=True, intercept_scaling=1.0,
+                 regularize_intercept=DEFAULTS["regularize_intercept"], lipschitz=None,
                  **loss_params):
         self.spec, self._loss, self.loss_params = make_loss(loss, loss_params)
         self.loss = self.spec.name
@@ -72,6 +78,7 @@ class OnlineRDA:
         self.lipschitz = lipschitz
         self.state = None              # created by the first chunk (it fixes n_features)
         self.n_samples_seen_ = 0
+        self.n_epochs_ = 0             # whole passes over the data (train_stream counts them)
 
     @property
     def bias(self):
@@ -127,15 +134,12 @@ class OnlineRDA:
             cert = self.certify(X, y, sample_weight)
             primal, dual = cert.primal, cert.dual
         return Model(
-            coef.copy(), intercept if self.fit_intercept else 0.0, self.classes,
-            loss=self.loss, loss_params=self.loss_params, task=self.spec.task, solver="rda",
-            alpha=self.alpha, l1_ratio=self.l1_ratio, l2_=self.l2, l1_=self.l1, l2_added_=0.0,
-            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
-            intercept_mode=("none" if not self.fit_intercept else
-                            "free" if self.free_intercept else "regularized"),
-            primal_=float(primal), dual_=float(dual), gap_=float(primal - dual),
-            converged_=False, n_epochs_=0, history_=[], tol=0.0,
-            n_features_in_=int(coef.shape[0]))
+            coef.copy(), intercept if self.fit_intercept else 0.0, self.classes, solver="rda",
+            l2_added_=0.0, primal_=float(primal), dual_=float(dual), gap_=float(primal - dual),
+            converged_=False, n_epochs_=self.n_epochs_, history_=[], tol=0.0,
+            **describe_objective(self.loss, self.loss_params, self.spec.task, self.alpha,
+                                 self.l1_ratio, self.fit_intercept, self.intercept_scaling,
+                                 self.free_intercept, coef.shape[0]))
 
     # -- persistence: the Model format, with the RDA state beside the model ----------------------
     def save(self, path):
@@ -143,7 +147,7 @@ class OnlineRDA:
         OnlineRDA.load(path) resumes the stream exactly where it was."""
         model = self.model()
         settings = dict(self.state.settings(), n_features=self.state.n_features,
-                        n_samples_seen=self.n_samples_seen_,
+                        n_samples_seen=self.n_samples_seen_, n_epochs=self.n_epochs_,
                         regularize_intercept=self.regularize_intercept)
         model.stream_ = {"settings": settings, "arrays": self.state.arrays()}
         model.save(path)
@@ -157,6 +161,7 @@ class OnlineRDA:
         settings = dict(model.stream_["settings"])
         n_features = settings.pop("n_features")
         seen = settings.pop("n_samples_seen")
+        epochs = settings.pop("n_epochs", 0)
         regularize_intercept = settings.pop("regularize_intercept")
         stream = cls(model.loss, alpha=model.alpha, l1_ratio=model.l1_ratio,
                      variant=settings["variant"],
@@ -173,6 +178,7 @@ class OnlineRDA:
             raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state is "
                              f"incomplete ({exc})") from None
         stream.n_samples_seen_ = seen
+        stream.n_epochs_ = epochs
         return stream
 
 
@@ -233,19 +239,25 @@ def _progress(total, verbose):
         return Lines()
 
 
-def train_stream(source, *, loss="logistic", alpha=1e-4, l1_ratio=0.0, epochs=1,
-                 n_features=None, classes=None, chunk_bytes=1 << 24, zero_based=False,
-                 verbose=0, **options):
+def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"],
+                 l1_ratio=0.0, max_epochs=1, n_features=None, classes=None,
+                 chunk_bytes=1 << 24, zero_based=False, verbose=0, epochs=None, **options):
     """Train by RDA over data streamed from svmlight / LIBSVM files or from chunks.
 
     source: a path or a list of paths of svmlight files (plain text; read in byte ranges of
     chunk_bytes with scikit-learn's reader, never whole), or a callable returning a fresh
-    iterable of (X, y) chunks for each pass (an iterable of chunks, for one pass). epochs:
-    passes over the source, the rows in the order read. n_features and classes are read by a
+    iterable of (X, y) chunks for each pass (an iterable of chunks, for one pass). max_epochs:
+    passes over the source, the rows in the order read (all of them: a stream has no
+    certificate to stop on; `epochs` is its deprecated name). n_features and classes are read by a
     first pass over the files when not given. Other keywords go to fastdual.OnlineRDA. Memory:
-    one chunk plus O(n_features). Returns the OnlineRDA stream (stream.model() for the model).
+    one chunk plus O(n_features). Returns the OnlineRDA stream (stream.model() for the model,
+    whose n_epochs_ is the passes made).
     """
-    epochs = _validation.check_int("epochs", epochs, 1)
+    if epochs is not None:
+        warnings.warn("epochs is deprecated: max_epochs counts the passes over the source",
+                      DeprecationWarning, stacklevel=2)
+        max_epochs = epochs
+    epochs = _validation.check_int("max_epochs", max_epochs, 1)
     chunk_bytes = _validation.check_int("chunk_bytes", chunk_bytes, 1)
     if isinstance(source, (str, os.PathLike)):
         source = [source]
@@ -273,7 +285,7 @@ def train_stream(source, *, loss="logistic", alpha=1e-4, l1_ratio=0.0, epochs=1,
     else:
         if epochs != 1:
             raise ValueError("an iterable of chunks can be read once: pass a callable that "
-                             "returns a fresh iterable for each of the epochs")
+                             "returns a fresh iterable for each of the max_epochs passes")
         total = 0
         chunks = iter(source)
 
@@ -294,6 +306,7 @@ def train_stream(source, *, loss="logistic", alpha=1e-4, l1_ratio=0.0, epochs=1,
                     bar.update(step)
             if bar is not None and done < total:
                 bar.update(total - done)
+            stream.n_epochs_ += 1
     finally:
         if bar is not None:
             bar.close()

@@ -6,9 +6,16 @@
 
 Thin layers: scikit-learn's own input conventions (feature names, n_features_in_, y column
 vectors) are handled by scikit-learn's validate_data; everything else, the objective, the
-solvers and their checks, is fastdual.train's. C (LIBLINEAR's convention, default 1) or alpha
-(scikit-learn's SGD convention) sets the strength; max_iter counts passes (epochs).
+solvers and their checks, is fastdual.train's, with its defaults (fastdual/_defaults.py). C
+(LIBLINEAR's convention, default 1) or alpha (scikit-learn's SGD convention) sets the strength;
+max_epochs counts passes over the data (max_iter, its former name, is deprecated).
+
+partial_fit (solver="rda") trains online, one pass over each chunk (fastdual.OnlineRDA) with
+the estimator's loss, loss parameters and intercept: it takes alpha only, since C's alpha =
+1 / (C n) needs the number of samples of the whole stream.
 """
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
@@ -16,6 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fastdual._api import train
+from fastdual._defaults import DEFAULTS
 from fastdual.losses import get_loss_spec
 from fastdual.online import OnlineRDA
 
@@ -33,11 +41,22 @@ class _LinearModel(BaseEstimator):
         model = train(X, y, loss=self.loss, l1_ratio=self.l1_ratio,
                       fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
                       regularize_intercept=self.regularize_intercept,
-                      sample_weight=sample_weight, tol=self.tol, max_epochs=self.max_iter,
+                      sample_weight=sample_weight, tol=self.tol, max_epochs=self._max_epochs(),
                       solver=self.solver, random_state=self.random_state,
                       verbose=self.verbose, warm_start=warm, **strength, **extra, **options)
         self._set_model(model)
         return self
+
+    def _max_epochs(self):
+        if self.max_iter is not None:
+            warnings.warn("max_iter is deprecated: max_epochs counts the passes over the data",
+                          DeprecationWarning, stacklevel=4)
+            return self.max_iter
+        return self.max_epochs
+
+    def _loss_params(self):
+        """The loss's parameters the estimator sets itself (LinearRegressor's epsilon)."""
+        return {}
 
     def _set_model(self, model):
         self.model_ = model
@@ -62,13 +81,15 @@ class _LinearModel(BaseEstimator):
                              y_numeric=get_loss_spec(self.loss).task == "regression",
                              reset=first)
         if first:
-            strength = (self.alpha if self.alpha is not None
-                        else 1.0 / (self.C * X.shape[0]))
-            self.stream_ = OnlineRDA(self.loss, alpha=strength, l1_ratio=self.l1_ratio,
+            if self.alpha is None:
+                raise ValueError("partial_fit needs alpha (the strength per sample): C sets "
+                                 "alpha = 1 / (C n) with the number of samples n of all the "
+                                 f"data, which a stream does not know; got alpha=None, C={self.C!r}")
+            self.stream_ = OnlineRDA(self.loss, alpha=self.alpha, l1_ratio=self.l1_ratio,
                                      classes=classes, fit_intercept=self.fit_intercept,
                                      intercept_scaling=self.intercept_scaling,
                                      regularize_intercept=self.regularize_intercept,
-                                     **(self.solver_options or {}))
+                                     **self._loss_params(), **(self.solver_options or {}))
         self.stream_.partial_fit(X, y, sample_weight)
         self._set_model(self.stream_.model())
         return self
@@ -86,17 +107,19 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
     LIBLINEAR's) or alpha; l1_ratio; fit_intercept, intercept_scaling, regularize_intercept;
     solver ("auto", "sdca", "spdc", "rda", "newton", "agm") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;
-    tol (relative duality gap); max_iter (passes); random_state; warm_start; verbose.
+    tol (relative duality gap); max_epochs (passes; max_iter is its deprecated name);
+    random_state; warm_start; verbose.
     Fitted: coef_ (1, d) for two classes as scikit-learn's linear classifiers have it, (k, d)
     otherwise; intercept_; classes_; n_iter_; gap_, primal_, dual_, converged_, history_ and
     model_ (the fastdual.Model).
     """
 
-    def __init__(self, loss="smooth_hinge", *, C=1.0, alpha=None, l1_ratio=0.0,
-                 fit_intercept=True, intercept_scaling=1.0, regularize_intercept=True,
-                 solver="auto", multiclass=None, class_weight=None, tol=1e-4, max_iter=1000,
-                 random_state=None, warm_start=False, verbose=0, n_jobs=None,
-                 solver_options=None):
+    def __init__(self, loss=DEFAULTS["loss"], *, C=DEFAULTS["C"], alpha=None, l1_ratio=0.0,
+                 fit_intercept=True, intercept_scaling=1.0,
+                 regularize_intercept=DEFAULTS["regularize_intercept"], solver="auto",
+                 multiclass=None, class_weight=None, tol=DEFAULTS["tol"],
+                 max_epochs=DEFAULTS["max_epochs"], random_state=None, warm_start=False,
+                 verbose=0, n_jobs=None, solver_options=None, max_iter=None):
         self.loss = loss
         self.C = C
         self.alpha = alpha
@@ -108,6 +131,7 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
         self.multiclass = multiclass
         self.class_weight = class_weight
         self.tol = tol
+        self.max_epochs = max_epochs
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
@@ -164,10 +188,11 @@ class LinearRegressor(RegressorMixin, _LinearModel):
     dual_, converged_, history_, model_.
     """
 
-    def __init__(self, loss="squared", *, C=1.0, alpha=None, l1_ratio=0.0, epsilon=0.1,
-                 fit_intercept=True, intercept_scaling=1.0, regularize_intercept=True,
-                 solver="auto", tol=1e-4, max_iter=1000, random_state=None, warm_start=False,
-                 verbose=0, solver_options=None):
+    def __init__(self, loss=DEFAULTS["regression_loss"], *, C=DEFAULTS["C"], alpha=None,
+                 l1_ratio=0.0, epsilon=0.1, fit_intercept=True, intercept_scaling=1.0,
+                 regularize_intercept=DEFAULTS["regularize_intercept"], solver="auto",
+                 tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], random_state=None,
+                 warm_start=False, verbose=0, solver_options=None, max_iter=None):
         self.loss = loss
         self.C = C
         self.alpha = alpha
@@ -178,15 +203,18 @@ class LinearRegressor(RegressorMixin, _LinearModel):
         self.regularize_intercept = regularize_intercept
         self.solver = solver
         self.tol = tol
+        self.max_epochs = max_epochs
         self.max_iter = max_iter
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
         self.solver_options = solver_options
 
+    def _loss_params(self):
+        return {"epsilon": self.epsilon} if self.loss == "epsilon_insensitive" else {}
+
     def fit(self, X, y, sample_weight=None):
-        extra = {"epsilon": self.epsilon} if self.loss == "epsilon_insensitive" else {}
-        return self._fit(X, y, sample_weight, **extra)
+        return self._fit(X, y, sample_weight, **self._loss_params())
 
     @available_if(lambda self: self.solver == "rda")
     def partial_fit(self, X, y, sample_weight=None):

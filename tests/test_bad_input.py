@@ -176,8 +176,8 @@ CASES = [
      r"^lipschitz is the parameter of variant='accelerated'"),
     ("rda-warm-start", train(X, Y, solver="rda", warm_start=fastdual.train(X, Y)), ValueError,
      r"^solver='rda' does not take warm_start"),
-    ("stream-epochs", lambda: fastdual.train_stream(iter([(X, Y)]), loss="hinge", epochs=0),
-     ValueError, r"^epochs must be"),
+    ("stream-epochs", lambda: fastdual.train_stream(iter([(X, Y)]), loss="hinge", max_epochs=0),
+     ValueError, r"^max_epochs must be"),
     ("stream-missing-file", lambda: fastdual.train_stream("/nonexistent/data.svm"),
      FileNotFoundError, r"no such file"),
 ]

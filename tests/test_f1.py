@@ -134,6 +134,6 @@ def test_other_entry_points_refuse_the_structured_loss():
     from fastdual.sklearn import LinearClassifier
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
-        estimator = LinearClassifier(loss="f1_hinge", alpha=0.1, max_iter=50).fit(X, y)
+        estimator = LinearClassifier(loss="f1_hinge", alpha=0.1, max_epochs=50).fit(X, y)
         direct = fastdual.train(X, y, loss="f1_hinge", alpha=0.1, max_epochs=50)
     np.testing.assert_array_equal(estimator.coef_.ravel(), direct.coef_)

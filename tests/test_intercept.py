@@ -43,7 +43,7 @@ def test_free_intercept_hinge_matches_svc(sparse, solver, options, tol):
     alpha = 1e-2
     svc = SVC(kernel="linear", C=1.0 / (alpha * 240), tol=1e-10).fit(X, y)
     model = fastdual.train(X, y, loss="hinge", alpha=alpha, solver=solver,
-                           regularize_intercept=False, tol=tol, max_epochs=100_000, **options)
+                           regularize_intercept=False, tol=tol, max_epochs=1_000_000, **options)
     assert model.converged_ and model.intercept_mode == "free" and model.solver == solver
     coef = svc.coef_.toarray().ravel() if sp.issparse(svc.coef_) else svc.coef_.ravel()
     p_svc = objective(X, y, coef, svc.intercept_[0], "hinge", alpha)
@@ -60,7 +60,7 @@ def test_free_intercept_logistic_matches_logistic_regression(solver, tol):
     alpha = 1e-3
     ref = LogisticRegression(C=1.0 / (alpha * 240), tol=1e-12, max_iter=100_000).fit(X, y)
     model = fastdual.train(X, y, loss="logistic", alpha=alpha, solver=solver,
-                           regularize_intercept=False, tol=tol, max_epochs=100_000)
+                           regularize_intercept=False, tol=tol, max_epochs=1_000_000)
     assert model.converged_
     p_ref = objective(X, y, ref.coef_.ravel(), ref.intercept_[0], "logistic", alpha)
     assert objective(X, y, model.coef_, model.intercept_, "logistic", alpha) == pytest.approx(
@@ -81,7 +81,7 @@ def test_free_intercept_squared_matches_ridge_with_weights(solver):
         X.toarray(), target, sample_weight=weights)
     model = fastdual.train(X, target, loss="squared", alpha=alpha, sample_weight=weights,
                            solver=solver, regularize_intercept=False, tol=1e-12,
-                           max_epochs=100_000)
+                           max_epochs=1_000_000)
     np.testing.assert_allclose(model.coef_, ridge.coef_, rtol=1e-5, atol=1e-7)
     assert model.intercept_ == pytest.approx(ridge.intercept_, rel=1e-6)
 

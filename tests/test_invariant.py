@@ -106,7 +106,10 @@ def test_the_certificate_is_that_of_the_returned_model(
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_ if fit_intercept else None,
                                 dual_coef=model.dual_coef_, **objective)
     assert (model.primal_, model.dual_, model.gap_) == (cert.primal, cert.dual, cert.gap)
-    assert model.history_[-1]["epoch"] == model.n_epochs_ <= max_epochs
+    assert model.history_[-1]["epoch"] == model.n_epochs_
+    # Epochs are passes; a Newton or AGM step makes several and is never cut, so only the
+    # one-pass solvers stop exactly at the budget.
+    assert model.n_epochs_ <= max_epochs or solver in ("newton", "agm")
     assert (model.history_[-1]["primal"], model.history_[-1]["dual"]) == (cert.primal, cert.dual)
     assert model.converged_ == (cert.relative_gap <= tol)
     # ... and the primal is the objective of the returned coefficients, computed independently.

@@ -120,7 +120,8 @@ def test_resuming_from_a_file_without_stream_state_is_refused(tmp_path):
 
 def test_the_streams_certificate_is_the_shared_one():
     X, y = problem_for("logistic", n=200, d=5, seed=9)
-    stream = fastdual.OnlineRDA("logistic", alpha=1e-2, classes=[-1, 1], rda_gamma=0.3)
+    stream = fastdual.OnlineRDA("logistic", alpha=1e-2, classes=[-1, 1], rda_gamma=0.3,
+                                regularize_intercept=False)
     for _ in range(30):
         stream.partial_fit(X, y)
     cert = stream.certify(X, y)
@@ -141,7 +142,7 @@ def test_train_stream_over_files_equals_the_same_rows_in_memory(tmp_path):
     write_svmlight(tmp_path / "a.svm", X[:250], y[:250])
     write_svmlight(tmp_path / "b.svm", X[250:], y[250:])
     stream = fastdual.train_stream([tmp_path / "a.svm", tmp_path / "b.svm"], loss="logistic",
-                                   alpha=1e-3, l1_ratio=0.5, epochs=3, chunk_bytes=2000)
+                                   alpha=1e-3, l1_ratio=0.5, max_epochs=3, chunk_bytes=2000)
     # The same rows read whole (the text holds 16 significant digits, so not X's own bits).
     from sklearn.datasets import load_svmlight_files
     X_a, y_a, X_b, y_b = load_svmlight_files([str(tmp_path / "a.svm"), str(tmp_path / "b.svm")],
@@ -156,10 +157,13 @@ def test_train_stream_over_files_equals_the_same_rows_in_memory(tmp_path):
 def test_train_stream_takes_a_callable_of_chunks_and_refuses_to_reread_an_iterator():
     X, y = problem_for("squared", n=100, d=5, seed=3)
     chunks = lambda: ((X[k:k + 30], y[k:k + 30]) for k in range(0, 100, 30))  # noqa: E731
-    stream = fastdual.train_stream(chunks, loss="squared", alpha=1e-2, epochs=2)
-    assert stream.n_samples_seen_ == 200
+    stream = fastdual.train_stream(chunks, loss="squared", alpha=1e-2, max_epochs=2)
+    assert stream.n_samples_seen_ == 200 and stream.model().n_epochs_ == 2
+    with pytest.warns(DeprecationWarning, match="epochs is deprecated"):
+        again = fastdual.train_stream(chunks, loss="squared", alpha=1e-2, epochs=2)
+    np.testing.assert_array_equal(again.model().coef_, stream.model().coef_)
     with pytest.raises(ValueError, match=r"can be read once"):
-        fastdual.train_stream(iter([(X, y)]), loss="squared", epochs=2)
+        fastdual.train_stream(iter([(X, y)]), loss="squared", max_epochs=2)
 
 
 def test_streaming_a_file_holds_one_chunk_at_a_time(tmp_path):

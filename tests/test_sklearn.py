@@ -67,7 +67,8 @@ def test_multiclass_and_partial_fit():
     y = np.repeat(["a", "b", "c", "d"], 50)
     clf = LinearClassifier(loss="logistic", multiclass="multinomial").fit(X, y)
     assert clf.coef_.shape == (4, 4) and clf.score(X, y) > 0.8
-    online = LinearClassifier(loss="logistic", solver="rda", solver_options={"rda_gamma": 0.3})
+    online = LinearClassifier(loss="logistic", solver="rda", alpha=0.02,
+                              solver_options={"rda_gamma": 0.3})
     yb = np.where(y == "a", "a", "z")
     for chunk in np.array_split(rng.permutation(200), 4):
         online.partial_fit(X[chunk], yb[chunk], classes=["a", "z"])
@@ -78,7 +79,7 @@ def test_fastdual_convergence_warnings_are_scikit_learns():
     assert issubclass(fastdual.ConvergenceWarning, SklearnConvergenceWarning)
     X, y = problem_for("hinge", n=100, d=5, seed=4)
     with pytest.warns(SklearnConvergenceWarning):
-        LinearClassifier(loss="hinge", max_iter=1, tol=1e-12).fit(X, y)
+        LinearClassifier(loss="hinge", max_epochs=1, tol=1e-12).fit(X, y)
 
 
 def test_the_coming_from_page_mappings_hold():
@@ -95,10 +96,10 @@ def test_the_coming_from_page_mappings_hold():
     assert ours.intercept_ == pytest.approx(ridge.intercept_, rel=1e-9)
     labels = np.where(X[:, 0] + 0.5 * rng.standard_normal(100) > 0.3, "yes", "no")
     logistic = LogisticRegression(C=0.5, tol=1e-12, max_iter=10_000).fit(X, labels)
-    # tol=0: every iteration of max_iter (a gap of 1e-12 P bounds ||w - w*|| only by
+    # tol=0: every pass of max_epochs (a gap of 1e-12 P bounds ||w - w*|| only by
     # sqrt(2 gap / alpha) ~ 1e-6, looser than the comparison's 1e-7).
     ours = LinearClassifier(loss="logistic", C=0.5, regularize_intercept=False,
-                            solver="newton", tol=0.0, max_iter=40).fit(X, labels)
+                            solver="newton", tol=0.0, max_epochs=400).fit(X, labels)
     np.testing.assert_allclose(ours.coef_, logistic.coef_, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(ours.predict_proba(X), logistic.predict_proba(X), atol=1e-6)
 
@@ -136,3 +137,33 @@ def test_duality_gap_takes_scikit_learns_binary_coef_shape():
         assert two_d == flat
     assert fastdual.duality_gap(X, y, ours.coef_, ours.intercept_, loss="logistic",
                                 C=1.0).relative_gap <= 1e-8
+
+
+def test_partial_fit_keeps_the_estimators_objective():
+    """partial_fit trains the estimator's objective: its loss parameters (epsilon), its alpha
+    and intercept mode, whatever the chunking; C alone (alpha = 1/(C n) needs the whole n) is
+    refused by name."""
+    X, y = problem_for("epsilon_insensitive", n=120, d=4, seed=5)
+    estimator = LinearRegressor(loss="epsilon_insensitive", epsilon=0.7, alpha=0.01, solver="rda")
+    for chunk in np.array_split(np.arange(120), 3):
+        estimator.partial_fit(X[chunk], y[chunk])
+    assert estimator.stream_.loss_params == {"epsilon": 0.7}
+    cert = estimator.stream_.certify(X, y)
+    expected = fastdual.duality_gap(X, y, estimator.coef_, estimator.intercept_,
+                                    loss="epsilon_insensitive", epsilon=0.7, alpha=0.01)
+    assert cert.primal == expected.primal
+    # The chunking does not change the objective (nor, here, the model: one pass in order).
+    other = LinearRegressor(loss="epsilon_insensitive", epsilon=0.7, alpha=0.01, solver="rda")
+    for chunk in np.array_split(np.arange(120), 7):
+        other.partial_fit(X[chunk], y[chunk])
+    np.testing.assert_array_equal(other.coef_, estimator.coef_)
+    with pytest.raises(ValueError, match="partial_fit needs alpha"):
+        LinearRegressor(solver="rda", C=1.0).partial_fit(X[:10], y[:10])
+
+
+def test_max_iter_is_the_deprecated_name_of_max_epochs():
+    X, y = problem_for("logistic", n=60, d=3, seed=1)
+    with pytest.warns(DeprecationWarning, match="max_iter is deprecated"):
+        old = LinearClassifier(loss="logistic", max_iter=3, tol=0.0, random_state=0).fit(X, y)
+    new = LinearClassifier(loss="logistic", max_epochs=3, tol=0.0, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(old.coef_, new.coef_)
