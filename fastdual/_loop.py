@@ -52,36 +52,6 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
 
 
-@dataclass(frozen=True)
-class Option:
-    """A solver option: its default, and either its allowed (string) values or its kind: bool,
-    int (a positive integer) or float (a positive finite number, or None for "choose for me")."""
-    default: object
-    choices: tuple = None
-    kind: type = None
-    help: str = ""
-
-    def check(self, name, value):
-        if self.choices is not None and not (isinstance(value, str) and value in self.choices):
-            raise ValueError(f"{name} must be one of {list(self.choices)}, got {value!r}")
-        if self.kind is bool and not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{name} must be True or False, got {value!r}")
-        if self.kind is int:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name} must be a positive integer, got {value!r}")
-            if value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            return int(value)
-        if self.kind is float and value is not None:
-            number = isinstance(value, (int, float, np.number))
-            if isinstance(value, (bool, np.bool_)) or not number:
-                raise TypeError(f"{name} must be a positive number or None, got {value!r}")
-            if not 0.0 < float(value) < np.inf:
-                raise ValueError(f"{name} must be a positive finite number or None, got {value!r}")
-            return float(value)
-        return value
-
-
 def relative_gap(primal, dual):
     return (primal - dual) / max(abs(primal), TINY)
 

@@ -236,3 +236,98 @@ def test_the_cluster_page_example_runs_as_written(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     rounds, gap = re.search(r"(\d+) rounds, relative gap (\S+)", out.stdout).groups()
     assert float(gap) <= 1e-4
+
+
+def blocks_of(X, y, rows):
+    return [(X[k:k + rows], y[k:k + rows]) for k in range(0, X.shape[0], rows)]
+
+
+@pytest.mark.parametrize("loss, params", [("smooth_hinge", {"gamma": 0.3}),
+                                          ("epsilon_insensitive", {"epsilon": 0.4}),
+                                          ("logistic", {})])
+def test_weights_class_weights_and_loss_parameters_are_trains(loss, params):
+    """The objective of train with the same sample_weight, class_weight and loss parameters:
+    the certificate of the blocks' model is duality_gap's on the gathered data, and its primal
+    is within tol of train's optimum."""
+    X, y = problem_for(loss, n=180, d=5, seed=12)
+    weights = np.random.default_rng(0).uniform(0.2, 3.0, 180)
+    objective = dict(loss=loss, C=0.2, sample_weight=weights, **params)
+    if loss != "epsilon_insensitive":
+        objective["class_weight"] = {1.0: 2.5}
+    local = dict(objective, sample_weight=[weights[k:k + 60] for k in range(0, 180, 60)])
+    tol = 1e-6
+    model = fastdual.dask.train_local(blocks_of(X, y, 60), tol=tol, local_epochs=3,
+                                      max_epochs=20_000, **local)
+    reference = fastdual.train(X, y, solver="sdca", tol=1e-12, max_epochs=100_000, **objective)
+    assert model.converged_ and model.loss_params == reference.loss_params
+    assert model.alpha == pytest.approx(reference.alpha, rel=1e-14)
+    assert reference.primal_ <= model.primal_ <= reference.primal_ + 1.01 * tol * abs(model.primal_)
+    weighted = weights * (np.where(y > 0, 2.5, 1.0) if "class_weight" in objective else 1.0)
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss,
+                                alpha=model.alpha, sample_weight=weighted,
+                                dual_coef=model.dual_coef_, **params)
+    assert (cert.primal, cert.dual) == pytest.approx((model.primal_, model.dual_), rel=1e-12)
+
+
+def test_sample_weights_on_a_cluster_are_the_blocks_in_one_process(client):
+    X, y = problem_for("logistic", n=120, d=4, seed=13, sparse=True)
+    weights = np.random.default_rng(1).uniform(0.5, 2.0, 120)
+    kwargs = dict(loss="logistic", alpha=0.02, tol=1e-6, local_epochs=2, random_state=1)
+    Xd, yd = as_dask(X, y, 40)
+    model = fastdual.dask.train(Xd, yd, sample_weight=da.from_array(weights, chunks=40),
+                                client=client, **kwargs)
+    local = fastdual.dask.train_local(blocks_of(X, y, 40), **kwargs,
+                                      sample_weight=[weights[k:k + 40] for k in (0, 40, 80)])
+    np.testing.assert_array_equal(model.coef_, local.coef_)
+    assert model.gap_ == local.gap_
+
+
+def test_the_loop_gives_dask_its_callback_history_verbose_and_interrupt(capsys):
+    X, y = problem_for("smooth_hinge", n=120, d=4, seed=14)
+    seen = []
+    model = fastdual.dask.train_local(blocks_of(X, y, 40), alpha=1e-3, tol=1e-12,
+                                      max_epochs=50, verbose=1, local_epochs=2,
+                                      callback=lambda info: seen.append(info) or len(seen) < 4)
+    assert len(seen) == 4 and model.history_ == seen
+    assert [h["epoch"] for h in seen] == [0, 2, 4, 6] and model.n_epochs_ == 6
+    assert all(h["seconds"] >= 0 for h in seen)
+    assert capsys.readouterr().out.splitlines()[0].split()[:2] == ["epoch", "primal"]
+
+    def interrupt(info):
+        if info["epoch"] >= 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(fastdual.TrainingInterrupted) as caught:
+        fastdual.dask.train_local(blocks_of(X, y, 40), alpha=1e-3, tol=1e-12, max_epochs=50,
+                                  callback=interrupt)
+    interrupted = caught.value.model
+    cert = fastdual.duality_gap(X, y, interrupted.coef_, interrupted.intercept_, alpha=1e-3,
+                                dual_coef=interrupted.dual_coef_)
+    assert (cert.primal, cert.dual) == pytest.approx((interrupted.primal_, interrupted.dual_),
+                                                     rel=1e-12)
+
+
+def test_plot_convergence_by_seconds_on_a_dask_model():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    X, y = problem_for("logistic", n=80, d=3, seed=15)
+    model = fastdual.dask.train_local(blocks_of(X, y, 40), loss="logistic", alpha=0.01)
+    fastdual.plot_convergence(model, x="seconds")
+
+
+def test_bad_targets_and_unsupported_objectives_are_refused_by_name():
+    X, y = problem_for("squared", n=60, d=3, seed=16)
+    y[7] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        fastdual.dask.train_local(blocks_of(X, y, 30), loss="squared")
+    X, y = problem_for("logistic", n=60, d=3, seed=16)
+    with pytest.raises(ValueError, match="regularize_intercept=True"):
+        fastdual.dask.train_local(blocks_of(X, y, 30), loss="logistic",
+                                  regularize_intercept=False)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        fastdual.dask.train_local(blocks_of(X, y, 30), loss="logistic", gamma=2.0)
+    with pytest.warns(DeprecationWarning, match="max_rounds is deprecated"):
+        old = fastdual.dask.train_local(blocks_of(X, y, 30), loss="logistic", max_rounds=5,
+                                        local_epochs=2, tol=0.0)
+    assert old.n_epochs_ == 10

@@ -19,11 +19,10 @@ a pass for the new point's image, per trial of L.
 """
 import numpy as np
 
-from fastdual._loop import Option
 from fastdual.losses import get_loss_spec, losses_with
 from fastdual.solvers.agm_forms import (DualForm, PrimalForm, dot_difference,
                                         largest_eigenvalue, optimized_prox_weights)
-from fastdual.solvers.common import soft_threshold
+from fastdual.solvers.common import Option, soft_threshold
 from fastdual.solvers.f1 import F1Form
 
 # Losses whose dual -phi*(-a) is smooth on its (box) domain, so that form="dual" applies.

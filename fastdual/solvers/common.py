@@ -1,8 +1,40 @@
-"""What more than one driver uses: the soft threshold (grad g* for the elastic net), the
-penalty of a primal point and the pure-l1 continuation test (seed 000 Sec. 3.1, seed 002
-Sec. 3)."""
+"""What more than one driver uses: the declaration of a solver option, the soft threshold
+(grad g* for the elastic net), the penalty of a primal point and the pure-l1 continuation test
+(seed 000 Sec. 3.1, seed 002 Sec. 3)."""
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.linalg.blas import dasum, ddot
+
+
+@dataclass(frozen=True)
+class Option:
+    """A solver option: its default, and either its allowed (string) values or its kind: bool,
+    int (a positive integer) or float (a positive finite number, or None for "choose for me")."""
+    default: object
+    choices: tuple = None
+    kind: type = None
+    help: str = ""
+
+    def check(self, name, value):
+        if self.choices is not None and not (isinstance(value, str) and value in self.choices):
+            raise ValueError(f"{name} must be one of {list(self.choices)}, got {value!r}")
+        if self.kind is bool and not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+        if self.kind is int:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be a positive integer, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            return int(value)
+        if self.kind is float and value is not None:
+            number = isinstance(value, (int, float, np.number))
+            if isinstance(value, (bool, np.bool_)) or not number:
+                raise TypeError(f"{name} must be a positive number or None, got {value!r}")
+            if not 0.0 < float(value) < np.inf:
+                raise ValueError(f"{name} must be a positive finite number or None, got {value!r}")
+            return float(value)
+        return value
 
 
 def soft_threshold(v, kappa):

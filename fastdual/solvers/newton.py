@@ -12,10 +12,9 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import daxpy, ddot, dnrm2
 
-from fastdual._loop import Option
 from fastdual._core import rows as _rows
 from fastdual.solvers import _newton
-from fastdual.solvers.common import penalty, soft_threshold
+from fastdual.solvers.common import Option, penalty, soft_threshold
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1

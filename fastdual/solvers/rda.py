@@ -14,8 +14,8 @@ is saved as plain arrays.
 """
 import numpy as np
 
-from fastdual._loop import Option
 from fastdual.solvers import _rda
+from fastdual.solvers.common import Option
 
 VARIANTS = ("basic", "enhanced", "strongly_convex", "accelerated")
 DEFAULT_GAMMA = 1.0

@@ -8,9 +8,8 @@ subproblems, docs/math.md "Accelerated Prox-SDCA").
 import numpy as np
 
 from fastdual._core.sampling import alias_table
-from fastdual._loop import Option
 from fastdual.solvers import _sdca
-from fastdual.solvers.common import helper_can_shrink, soft_threshold
+from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
 TINY = np.finfo(float).tiny

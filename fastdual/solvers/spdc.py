@@ -13,9 +13,8 @@ Perturbations (Sec. 3), the certificate always being that of the user's problem:
 import numpy as np
 
 from fastdual._core.sampling import alias_table
-from fastdual._loop import Option
 from fastdual.solvers import _spdc
-from fastdual.solvers.common import helper_can_shrink, soft_threshold
+from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 
 def inclusion_probabilities(q, m):
