@@ -219,6 +219,8 @@ def _pair(text):
 
 
 def build_parser():
+    from fastdual._defaults import DEFAULTS
+    from fastdual.losses import LOSSES
     parser = argparse.ArgumentParser(
         prog="fastdual",
         description="Regularized linear models by dual coordinate methods, certified by their "
@@ -226,8 +228,9 @@ def build_parser():
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="train on an embedded real data set and print accuracy, "
                                        "gap and time")
-    demo.add_argument("--loss", default="smooth_hinge",
-                      choices=["hinge", "squared_hinge", "smooth_hinge", "logistic"])
+    demo.add_argument("--loss", default=DEFAULTS["loss"],
+                      choices=[name for name, spec in LOSSES.items()
+                               if spec.task == "binary" and not spec.structured])
     demo.add_argument("-C", type=float, default=1.0, help="LIBLINEAR's C (default 1)")
     demo.add_argument("--tol", type=float, default=1e-4, help="relative duality gap (default 1e-4)")
     demo.add_argument("-v", "--verbose", action="store_true", help="one line per epoch")

@@ -8,6 +8,7 @@ subproblems, docs/math.md "Accelerated Prox-SDCA").
 import numpy as np
 
 from fastdual._core.sampling import alias_table
+from fastdual.losses import losses_with
 from fastdual.solvers import _sdca
 from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
@@ -96,9 +97,9 @@ class SDCA:
             if problem.loss.gamma == 0.0:
                 hint = ("; smooth_hinge with a small gamma is the smoothed hinge"
                         if problem.loss_name == "hinge" else "")
-                raise ValueError("acceleration=True needs a smooth loss (squared_hinge, "
-                                 "smooth_hinge, logistic, squared): its outer loop's rate "
-                                 "comes from the loss's smoothness" + hint)
+                smooth = ", ".join(losses_with({"per_sample", "smooth"}))
+                raise ValueError(f"acceleration=True needs a smooth loss ({smooth}): its outer "
+                                 "loop's rate comes from the loss's smoothness" + hint)
             if self.averaging:
                 raise ValueError("acceleration=True returns the outer loop's iterates; it "
                                  "cannot be combined with output='average'")
