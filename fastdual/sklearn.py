@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from fastdual._api import train
 from fastdual.losses import get_loss_spec
 from fastdual.online import OnlineRDA
+from fastdual.solvers import takes_warm_start
 
 
 class _LinearModel(BaseEstimator):
@@ -26,7 +27,8 @@ class _LinearModel(BaseEstimator):
                              y_numeric=get_loss_spec(self.loss).task == "regression",
                              reset=True)
         warm = getattr(self, "model_", None) if self.warm_start else None
-        if warm is not None and warm.coef_.shape[-1] != X.shape[1]:
+        if warm is not None and (warm.coef_.shape[-1] != X.shape[1]
+                                 or not takes_warm_start(warm.solver)):
             warm = None
         options = dict(self.solver_options or {})
         strength = dict(alpha=self.alpha) if self.alpha is not None else dict(C=self.C)
@@ -86,7 +88,8 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
     LIBLINEAR's) or alpha; l1_ratio; fit_intercept, intercept_scaling, regularize_intercept;
     solver ("auto", "sdca", "spdc", "rda", "newton", "agm") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;
-    tol (relative duality gap); max_iter (passes); random_state; warm_start; verbose.
+    tol (relative duality gap); max_iter (passes); random_state; warm_start (a refit starts
+    from the last model, except with RDA, which starts from its own gradient sums); verbose.
     Fitted: coef_ (1, d) for two classes as scikit-learn's linear classifiers have it, (k, d)
     otherwise; intercept_; classes_; n_iter_; gap_, primal_, dual_, converged_, history_ and
     model_ (the fastdual.Model).

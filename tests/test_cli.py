@@ -150,6 +150,11 @@ def test_cross_validation_and_the_c_search(tmp_path, capsys):
     assert out.startswith("Cross Validation Accuracy = ")
     assert main(["train", "-C", "-v", "3", "-s", "2", str(data)]) == 0
     assert capsys.readouterr().out.startswith("Best C = ")
+    # A free intercept with an l1 term and the hinge: solver auto trains it by RDA, which takes
+    # no warm start; the C search still runs, each C from a cold start.
+    assert main(["train", "-C", "-v", "3", "-s", "3", "-B", "1", "--free-intercept",
+                 "--l1-ratio", "0.5", "--max-epochs", "20", str(data)]) == 0
+    assert capsys.readouterr().out.startswith("Best C = ")
     regression = _svmlight(tmp_path, "reg.svm", 0)
     assert main(["train", "-v", "3", "-s", "11", "-p", "0", str(regression)]) == 0
     assert capsys.readouterr().out.startswith("Cross Validation Mean squared error = ")

@@ -4,6 +4,7 @@ import pytest
 
 import fastdual
 from conftest import problem_for
+from fastdual.solvers import takes_warm_start
 
 
 def test_the_path_is_certified_and_warm_started():
@@ -20,6 +21,36 @@ def test_the_path_is_certified_and_warm_started():
     assert path[-1].n_epochs_ < cold.n_epochs_           # the warm start pays
     with pytest.raises(ValueError, match="sets C and warm_start itself"):
         fastdual.regularization_path(X, y, Cs, C=1.0)
+
+
+PATHS_WITHOUT_WARM_STARTS = [
+    # solver="auto" trains a free intercept with an l1 term by RDA when the loss is non-smooth
+    # or the penalty pure l1; RDA starts from its own gradient sums, never from a model.
+    dict(loss="hinge", l1_ratio=0.5, Cs=[0.03, 0.1], tol=1e-2),
+    dict(loss="logistic", l1_ratio=1.0, Cs=[0.03, 0.1], tol=1e-3),
+]
+
+
+@pytest.mark.parametrize("case", PATHS_WITHOUT_WARM_STARTS, ids=lambda case: case["loss"])
+def test_a_path_through_a_solver_that_takes_no_warm_start(case):
+    X, y = problem_for(case["loss"], n=60, d=4, seed=2)
+    Cs = case["Cs"]
+    common = dict(loss=case["loss"], l1_ratio=case["l1_ratio"], regularize_intercept=False,
+                  tol=case["tol"], max_epochs=20_000, random_state=0)
+    path = fastdual.regularization_path(X, y, Cs, **common)
+    assert len(path) == len(Cs)
+    for C, model in zip(Cs, path):
+        assert not takes_warm_start(model.solver)         # the case this test is for
+        assert model.converged_ and model.relative_gap_ <= case["tol"]
+        cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=case["loss"], C=C,
+                                    l1_ratio=case["l1_ratio"], regularize_intercept=False,
+                                    dual_coef=model.dual_coef_)
+        assert (cert.primal, cert.dual) == (model.primal_, model.dual_)
+        cold = fastdual.train(X, y, C=C, **common)
+        # Both within their certified gaps of the one optimum.
+        assert abs(model.primal_ - cold.primal_) <= model.gap_ + cold.gap_
+    scores = fastdual.cross_validate(X, y, n_folds=3, Cs=Cs, **common)
+    assert scores["per_fold"].shape == (3, len(Cs))
 
 
 def test_cross_validation_is_the_mean_over_seeded_folds():

@@ -61,6 +61,20 @@ def test_pipelines_search_and_pickle():
     np.testing.assert_array_equal(restored.predict(X), search.best_estimator_.predict(X))
 
 
+@pytest.mark.parametrize("solver", ["auto", "rda"])
+def test_warm_start_refit_with_a_solver_that_takes_no_warm_start(solver):
+    """A free intercept with an l1 term and the hinge is trained by RDA (auto's choice too),
+    which starts from its own gradient sums: a refit starts cold, as a fresh fit does."""
+    X, y = problem_for("hinge", n=60, d=4, seed=2)
+    params = dict(loss="hinge", C=0.05, l1_ratio=0.5, regularize_intercept=False, tol=1e-2,
+                  max_iter=5000, random_state=0, solver=solver)
+    clf = LinearClassifier(warm_start=True, **params).fit(X, y)
+    assert clf.model_.solver == "rda"
+    refit = clf.fit(X, y)
+    fresh = LinearClassifier(**params).fit(X, y)
+    assert np.array_equal(refit.coef_, fresh.coef_) and refit.gap_ == fresh.gap_
+
+
 def test_multiclass_and_partial_fit():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((200, 4)) + np.repeat(np.eye(4)[:, :4] * 3, 50, axis=0)
