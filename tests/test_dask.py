@@ -5,11 +5,12 @@ import time
 import numpy as np
 import pytest
 
-import dask.array as da
-from distributed import Client, LocalCluster
+da = pytest.importorskip("dask.array")              # the "dask" extra
+distributed = pytest.importorskip("distributed")
+Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
-import fastdual
-import fastdual.dask
+import fastdual  # noqa: E402
+import fastdual.dask  # noqa: E402
 from conftest import problem_for
 
 

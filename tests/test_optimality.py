@@ -58,7 +58,7 @@ def test_smooth_losses_match_lbfgs(loss, sparse, fit_intercept):
 
 
 def liblinear_coef(X, y, solver_type, C):
-    from liblinear import liblinearutil as ll
+    ll = pytest.importorskip("liblinear.liblinearutil")   # liblinear-official
     Xd = sp.csr_matrix(X)
     prob = ll.problem(y.tolist(), Xd)
     model = ll.train(prob, ll.parameter(f"-s {solver_type} -c {C!r} -e 1e-10 -q"))

@@ -120,7 +120,7 @@ def test_the_coming_from_page_mappings_hold():
 def test_dataframe_feature_names():
     """feature_names_in_ from a DataFrame; columns in another order at predict time are an
     error, as in scikit-learn; mixing arrays and DataFrames between fit and predict warns."""
-    import pandas as pd  # in the test extras
+    pd = pytest.importorskip("pandas")
     X, y = problem_for("logistic", n=80, d=3, seed=5)
     frame = pd.DataFrame(X, columns=["age", "income", "score"])
     for est, target in ((LinearClassifier(loss="logistic"), y),
