@@ -10,7 +10,7 @@ solvers and their checks, is fastdual.train's. C (LIBLINEAR's convention, defaul
 (scikit-learn's SGD convention) sets the strength; max_iter counts passes (epochs).
 """
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -26,6 +26,8 @@ class _LinearModel(BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              y_numeric=get_loss_spec(self.loss).task == "regression",
                              reset=True)
+        if is_classifier(self):   # after validate_data, which refuses NaN and infinity first
+            check_classification_targets(y)
         warm = getattr(self, "model_", None) if self.warm_start else None
         if warm is not None and (warm.coef_.shape[-1] != X.shape[1]
                                  or not takes_warm_start(warm.solver)):
@@ -119,8 +121,6 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
         self.solver_options = solver_options
 
     def fit(self, X, y, sample_weight=None):
-        if y is not None:      # (None: validate_data's own error, as scikit-learn words it)
-            check_classification_targets(y)
         return self._fit(X, y, sample_weight, multiclass=self.multiclass,
                          class_weight=self.class_weight, n_jobs=self.n_jobs)
 

@@ -61,6 +61,18 @@ def test_pipelines_search_and_pickle():
     np.testing.assert_array_equal(restored.predict(X), search.best_estimator_.predict(X))
 
 
+def test_non_finite_labels_are_refused_before_their_type_is_read():
+    """As scikit-learn's classifiers: the error, and no RuntimeWarning from casting NaN."""
+    X, y = problem_for("logistic", n=20, d=3, seed=1)
+    for bad in (np.nan, np.inf):
+        labels = y.astype(float)
+        labels[3] = bad
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match="Input y contains (NaN|infinity)"):
+                LinearClassifier().fit(X, labels)
+
+
 @pytest.mark.parametrize("solver", ["auto", "rda"])
 def test_warm_start_refit_with_a_solver_that_takes_no_warm_start(solver):
     """A free intercept with an l1 term and the hinge is trained by RDA (auto's choice too),
