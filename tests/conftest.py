@@ -51,8 +51,9 @@ def np_objective(X, y, coef, intercept=0.0, *, loss, l2, l1, sample_weight=None,
     z = Xd @ coef + intercept
     penalised = fit_intercept and regularize_intercept
     w_all = np.append(coef, intercept / intercept_scaling) if penalised else np.asarray(coef)
-    return (np.mean(c * np_loss(loss, y, z, **loss_params)) + 0.5 * l2 * w_all @ w_all
-            + l1 * np.abs(w_all).sum())
+    with np.errstate(over="ignore"):     # a diverged iterate's objective is inf
+        return (np.mean(c * np_loss(loss, y, z, **loss_params)) + 0.5 * l2 * w_all @ w_all
+                + l1 * np.abs(w_all).sum())
 
 
 def np_dual_term(name, y, a, gamma=1.0, epsilon=0.1):
@@ -68,7 +69,7 @@ def np_dual_term(name, y, a, gamma=1.0, epsilon=0.1):
     """
     y = np.asarray(y, dtype=float)
     a = np.asarray(a, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if name in ("hinge", "smooth_hinge", "squared_hinge", "logistic"):
             b = a * y
             upper = np.inf if name == "squared_hinge" else 1.0
@@ -111,9 +112,10 @@ def np_dual(X, y, duals, *, loss, l2, l1, sample_weight=None, intercept_scaling=
     if fit_intercept and not regularize_intercept:
         if abs(np.sum(c * a)) > 1e-12 * max(np.sum(np.abs(c * a)), 1e-300):
             return -np.inf
-    v = Xd.T @ (c * a) / (l2 * n)
-    g_star = 0.5 * np.sum(np.maximum(np.abs(v) - l1 / l2, 0.0) ** 2)
-    return np.mean(c * np_dual_term(loss, y, a, **loss_params)) - l2 * g_star
+    with np.errstate(over="ignore"):     # the duals of a diverged iterate: D = -inf
+        v = Xd.T @ (c * a) / (l2 * n)
+        g_star = 0.5 * np.sum(np.maximum(np.abs(v) - l1 / l2, 0.0) ** 2)
+        return np.mean(c * np_dual_term(loss, y, a, **loss_params)) - l2 * g_star
 
 
 def binary_problem(n=80, d=6, seed=0, sparse=False, density=0.5, dtype=np.float64, noise=0.3):

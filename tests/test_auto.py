@@ -86,6 +86,7 @@ def test_whether_the_choice_takes_a_warm_start_does_not_depend_on_the_strength(l
             assert len(takes) == 1, (l1_ratio, free)
 
 
+@pytest.mark.filterwarnings("ignore::fastdual.ConvergenceWarning")   # two epochs each
 def test_an_explicit_solver_or_options_win():
     X, y = problem_for("logistic", n=120, d=6, seed=2)
     alpha = alpha_for(50.0, X, 4.0)                        # the Newton rule's regime
