@@ -17,6 +17,7 @@ the last one, or after Ctrl-C the one with the smallest certified relative gap; 
 `n_epochs_` and `history_` ends with it.
 """
 import contextlib
+import math
 import signal
 import threading
 import time
@@ -131,9 +132,20 @@ class CheckSchedule:
         if self.last is not None and self.tol > 0:
             last_epoch, last_gap = self.last
             if 0 < rel_gap < last_gap and rel_gap > self.tol:
-                rate = (rel_gap / last_gap) ** (1.0 / (epoch - last_epoch))
-                predicted = np.log(self.tol / rel_gap) / np.log(rate)
-                step = int(np.clip(np.floor(0.7 * predicted), 1, 2 * self.interval))
+                # Epochs to tol at the rate of the last interval, from the logs of the gaps and
+                # of tol (their ratios may underflow), or near 1 from log1p of the relative
+                # decrease. A gap falling too slowly for that log to be below 0 in floating
+                # point (or an infinite one) predicts no end: the interval doubles.
+                if rel_gap > 0.5 * last_gap:
+                    log_ratio = math.log1p((rel_gap - last_gap) / last_gap)
+                else:
+                    log_ratio = math.log(rel_gap) - math.log(last_gap)
+                step = 2 * self.interval
+                if math.isfinite(log_ratio) and log_ratio < 0.0:
+                    predicted = ((epoch - last_epoch) * (math.log(self.tol) - math.log(rel_gap))
+                                 / log_ratio)
+                    if predicted < step / 0.7:
+                        step = max(1, int(math.floor(0.7 * predicted)))
         self.interval = step
         self.last = (epoch, rel_gap)
         self.next_check = epoch + step

@@ -70,9 +70,31 @@ def check_matrix(X, name="X", n_features=None):
         arr = np.ascontiguousarray(arr)
     n_samples, n_cols = arr.shape
     _check_shape(name, n_samples, n_cols, n_features)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    return Matrix(arr.reshape(-1), _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False)
+    values = arr.reshape(-1)
+    bad = _first_nonfinite(values)
+    if bad is not None:
+        row, column = divmod(bad, n_cols)
+        raise ValueError(f"{name} contains NaN or infinity (at row {row}, column {column})")
+    return Matrix(values, _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False)
+
+
+_FINITE_BLOCK = 1 << 16
+
+
+def _first_nonfinite(values):
+    """The index of the first NaN or infinity of the 1-D array values, or None, without a
+    temporary of values' size: first their sum in float64 (a reduction casts in small buffers;
+    a NaN or an infinity makes it NaN or infinite), and only when that is not finite (a NaN, an
+    infinity, or finite values whose sum overflows) the elementwise test, block by block."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(values, dtype=np.float64)
+    if np.isfinite(total):
+        return None
+    for start in range(0, values.shape[0], _FINITE_BLOCK):
+        finite = np.isfinite(values[start:start + _FINITE_BLOCK])
+        if not finite.all():
+            return start + int(np.argmin(finite))
+    return None
 
 
 def _check_shape(name, n_samples, n_cols, n_features):
@@ -133,8 +155,11 @@ def _check_sparse(X, name, n_features):
     if problem is not None:
         raise ValueError(f"{name} is not a valid CSR matrix: {problem}")
     nnz = indptr[-1]
-    if not np.isfinite(data[:nnz]).all():
-        raise ValueError(f"{name} contains NaN or infinity")
+    bad = _first_nonfinite(data[:nnz])
+    if bad is not None:
+        row = int(np.searchsorted(indptr, bad, side="right")) - 1
+        raise ValueError(f"{name} contains NaN or infinity (at row {row}, column "
+                         f"{indices[bad]})")
     return Matrix(data, indices, indptr, n_samples, n_cols, True)
 
 

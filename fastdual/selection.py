@@ -4,14 +4,16 @@
     scores = fastdual.cross_validate(X, y, n_folds=5, loss="logistic", C=1.0)
 
 Folds come from the package's seeded generator (random_state), so the same seed gives the
-same folds. Along a path of increasing C each training starts from the previous model's duals
-(the dual starts of the dual solvers; solvers without duals start cold).
+same folds. Along a path of increasing C each training starts from the previous model (its duals for the
+dual solvers, its coefficients for the primal ones), except with a solver that takes no warm
+start (RDA, which solver="auto" may pick): each of its trainings starts cold.
 """
 import numpy as np
 
 from fastdual._api import train
 from fastdual._validation import check_int, check_matrix, check_seed
 from fastdual.losses import get_loss_spec
+from fastdual.solvers import takes_warm_start
 
 
 def regularization_path(X, y, Cs, **options):
@@ -23,8 +25,11 @@ def regularization_path(X, y, Cs, **options):
     if "alpha" in options or "C" in options or "warm_start" in options:
         raise ValueError("regularization_path sets C and warm_start itself")
     models, previous = [], None
-    warm = options.get("solver", "auto") != "rda"   # every other solver starts from duals
     for C in Cs:
+        # The solver that trained the previous model (solver="auto" resolved) says whether it
+        # starts from one; auto's choice of a solver that does not depends on the loss, the
+        # penalty's mix and the intercept, never on C, so the next training makes the same.
+        warm = previous is not None and takes_warm_start(previous.solver)
         previous = train(X, y, C=C, warm_start=previous if warm else None, **options)
         models.append(previous)
     return models

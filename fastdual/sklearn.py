@@ -17,7 +17,7 @@ the estimator's loss, loss parameters and intercept: it takes alpha only, since 
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -26,6 +26,7 @@ from fastdual._api import train
 from fastdual._defaults import DEFAULTS
 from fastdual.losses import get_loss_spec
 from fastdual.online import OnlineRDA
+from fastdual.solvers import takes_warm_start
 
 
 class _LinearModel(BaseEstimator):
@@ -33,8 +34,11 @@ class _LinearModel(BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              y_numeric=get_loss_spec(self.loss).task == "regression",
                              reset=True)
+        if is_classifier(self):   # after validate_data, which refuses NaN and infinity first
+            check_classification_targets(y)
         warm = getattr(self, "model_", None) if self.warm_start else None
-        if warm is not None and warm.coef_.shape[-1] != X.shape[1]:
+        if warm is not None and (warm.coef_.shape[-1] != X.shape[1]
+                                 or not takes_warm_start(warm.solver)):
             warm = None
         options = dict(self.solver_options or {})
         strength = dict(alpha=self.alpha) if self.alpha is not None else dict(C=self.C)
@@ -108,7 +112,8 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
     solver ("auto", "sdca", "spdc", "rda", "newton", "agm") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;
     tol (relative duality gap); max_epochs (passes; max_iter is its deprecated name);
-    random_state; warm_start; verbose.
+    random_state; warm_start (a refit starts from the last model, except with RDA, which starts
+    from its own gradient sums); verbose.
     Fitted: coef_ (1, d) for two classes as scikit-learn's linear classifiers have it, (k, d)
     otherwise; intercept_; classes_; n_iter_; gap_, primal_, dual_, converged_, history_ and
     model_ (the fastdual.Model).
@@ -140,8 +145,6 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
         self.solver_options = solver_options
 
     def fit(self, X, y, sample_weight=None):
-        if y is not None:      # (None: validate_data's own error, as scikit-learn words it)
-            check_classification_targets(y)
         return self._fit(X, y, sample_weight, multiclass=self.multiclass,
                          class_weight=self.class_weight, n_jobs=self.n_jobs)
 

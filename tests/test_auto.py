@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import fastdual
 from conftest import problem_for
 from fastdual._problem import build_problem
-from fastdual.solvers import auto
+from fastdual.solvers import auto, takes_warm_start
 
 
 def problem(X, y, loss, alpha, l1_ratio=0.0, regularize_intercept=True):
@@ -72,6 +72,21 @@ def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, n
     assert np.array_equal(model.coef_, named.coef_) and model.gap_ == named.gap_
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "smooth_hinge", "logistic", "squared",
+                                  "absolute", "epsilon_insensitive"])
+def test_whether_the_choice_takes_a_warm_start_does_not_depend_on_the_strength(loss):
+    """fastdual.regularization_path reads it from the previous model's solver."""
+    X, y = problem_for(loss, n=40, d=5, seed=4)
+    for l1_ratio in (0.0, 0.5, 1.0):
+        for free in (False, True):
+            takes = {takes_warm_start(auto.choose(problem(X, y, loss, 10.0 ** e, l1_ratio,
+                                                          regularize_intercept=not free),
+                                                  {}, fastdual.SOLVERS)[0])
+                     for e in range(-8, 3)}
+            assert len(takes) == 1, (l1_ratio, free)
+
+
+@pytest.mark.filterwarnings("ignore::fastdual.ConvergenceWarning")   # two epochs each
 def test_an_explicit_solver_or_options_win():
     X, y = problem_for("logistic", n=120, d=6, seed=2)
     alpha = alpha_for(50.0, X, 4.0)                        # the Newton rule's regime

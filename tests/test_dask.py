@@ -5,18 +5,23 @@ import time
 import numpy as np
 import pytest
 
-import dask.array as da
-from distributed import Client, LocalCluster
+da = pytest.importorskip("dask.array")              # the "dask" extra
+distributed = pytest.importorskip("distributed")
+Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
-import fastdual
-import fastdual.dask
+import fastdual  # noqa: E402
+import fastdual.dask  # noqa: E402
 from conftest import problem_for
+
+# The scheduler's HTTP server on a port the system picks: with dashboard_address=None it still
+# binds to 8787 and, when another cluster on the machine has it, warns and moves.
+FREE_PORT = ":0"
 
 
 @pytest.fixture(scope="module")
 def client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+                      dashboard_address=FREE_PORT) as cluster, Client(cluster) as c:
         yield c
 
 
@@ -143,7 +148,7 @@ def test_a_worker_killed_in_the_middle_of_training_costs_a_round_not_the_model(m
     Xd, yd = as_dask(X, y, 100)
     kwargs = dict(loss="logistic", alpha=0.01, tol=1e-8, local_epochs=1, random_state=2)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+                      dashboard_address=FREE_PORT) as cluster, Client(cluster) as c:
         quiet = fastdual.dask.train(Xd, yd, client=c, **kwargs)
         step = fastdual.dask.DaskBlocks.step
         killed = []

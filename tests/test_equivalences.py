@@ -265,3 +265,34 @@ def test_check_every():
     for bad in (0, -2, 1.5, "sometimes", True):
         with pytest.raises(ValueError, match="check_every must be a positive integer or 'auto'"):
             fastdual.train(X, y, solver="sdca", check_every=bad)
+
+
+def test_the_adaptive_schedule_extrapolates_the_rate_and_never_warns():
+    from fastdual._loop import CheckSchedule
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # A digit every 10 epochs, 1e-2 at epoch 11: tol 10^-10.5 is 85 epochs away; the
+        # schedule skips to 70% of that (59.5, rounded down), within twice the previous
+        # interval (here 100).
+        schedule = CheckSchedule("auto", 10 ** -10.5, 10**6)
+        schedule.checked(1, 1e-1)
+        schedule.interval = 100
+        schedule.checked(11, 1e-2)
+        assert schedule.next_check == 11 + 59
+        # A gap that falls by a relative 1e-14 over 2000 epochs: no rate to extrapolate (its
+        # 2000th root is 1 in floating point); the interval doubles.
+        schedule = CheckSchedule("auto", 1e-10, 10**6)
+        schedule.checked(1, 0.5)
+        schedule.interval = 2000
+        schedule.checked(2001, 0.5 * (1 - 1e-14))
+        assert schedule.next_check == 2001 + 4000
+        # A gap that does not fall: the next epoch is checked.
+        schedule.checked(6001, 0.6)
+        assert schedule.next_check == 6002
+        # Extremes: gaps and tol far apart, an infinite gap first.
+        for tol, gaps in ((1e-300, [1.0, 1e-290]), (5e-324, [1e300, 1e-300]),
+                          (1e-10, [np.inf, 0.5, 0.25])):
+            schedule = CheckSchedule("auto", tol, 10**6)
+            for epoch, gap in enumerate(gaps, start=1):
+                schedule.checked(epoch, gap)
+                assert epoch < schedule.next_check <= epoch + 2 * 2 ** epoch

@@ -136,14 +136,28 @@ def test_one_ctrl_c_stops_a_script_that_trains_in_a_loop(tmp_path):
     assert "the loop went on" not in out
 
 
-def test_verbose_2_shows_a_progress_bar_on_stderr(capsys):
-    import numpy as np
-    import fastdual
+def verbose_2_run(capsys):
+    """Seven checked epochs with verbose=2: (model, captured stdout and stderr)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
     model = fastdual.train(X, y, loss="logistic", verbose=2, tol=0.0, max_epochs=7,
                            check_every=1)
-    captured = capsys.readouterr()
+    return model, capsys.readouterr()
+
+
+def test_verbose_2_shows_a_progress_bar_on_stderr(capsys):
+    pytest.importorskip("tqdm")          # the "progress" extra
+    model, captured = verbose_2_run(capsys)
     assert "fastdual:" in captured.err and "/7" in captured.err and "epoch" in captured.err
     assert captured.out == "" and model.n_epochs_ == 7
+
+
+def test_verbose_2_without_tqdm_prints_the_lines(capsys, monkeypatch):
+    """The documented fallback when the "progress" extra is not installed."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)      # import tqdm raises ImportError
+    model, captured = verbose_2_run(capsys)
+    lines = captured.out.splitlines()
+    assert lines[0].split()[:4] == ["epoch", "primal", "dual", "gap"]
+    assert [int(line.split()[0]) for line in lines[1:]] == list(range(1, 8))
+    assert "fastdual:" not in captured.err and model.n_epochs_ == 7

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import fastdual
-from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_objective, problem_for
+from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_dual, np_objective, problem_for
 
 OPTION_VALUES = {
     # Every value of every declared option: a new solver or option joins the matrix here.
@@ -119,7 +119,38 @@ def test_the_certificate_is_that_of_the_returned_model(
         l1=objective["alpha"] * l1_ratio, sample_weight=weights, fit_intercept=fit_intercept,
         regularize_intercept=regularize_intercept),
         rel=1e-9, abs=1e-12)
+    if l1_ratio < 1.0:      # ... and so is the dual of the returned duals
+        assert model.dual_ == pytest.approx(np_dual(
+            X.astype(np.float64), y if loss in REGRESSION_LOSSES else np.where(y > 0, 1.0, -1.0),
+            model.dual_coef_, loss=loss, l2=objective["alpha"] * (1 - l1_ratio),
+            l1=objective["alpha"] * l1_ratio, sample_weight=weights, fit_intercept=fit_intercept,
+            regularize_intercept=regularize_intercept), rel=1e-10, abs=1e-12)
     assert model.gap_ >= -1e-12 * abs(model.primal_)
+
+
+@pytest.mark.parametrize("loss", BINARY_LOSSES + REGRESSION_LOSSES)
+@pytest.mark.parametrize("intercept", ["none", "regularized", "free"])
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.filterwarnings("ignore::fastdual.ConvergenceWarning")
+def test_the_dual_is_the_textbook_dual_of_the_returned_duals(loss, intercept, l1_ratio):
+    """D(dual_coef_) from the conjugates of docs/math.md, written apart from the kernels, equals
+    the model's dual_; the duals are those of a trained model, not a trivial point."""
+    X, y = problem_for(loss, n=50, d=5, seed=7, sparse=True)
+    weights = np.random.default_rng(7).uniform(0.2, 3, 50)
+    alpha = 0.02
+    model = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, sample_weight=weights,
+                           fit_intercept=intercept != "none", intercept_scaling=2.0,
+                           regularize_intercept=intercept != "free", tol=1e-2,
+                           max_epochs=2000, random_state=0)
+    # RDA (a free intercept, an l1 term, a non-smooth loss) certifies with the duals of its
+    # margins, loose on the kinks of these losses: there D is only above D(0) = 0.
+    assert model.converged_ or model.solver == "rda"
+    assert np.isfinite(model.dual_) and model.dual_ > 0.0
+    expected = np_dual(X, y if loss in REGRESSION_LOSSES else np.where(y > 0, 1.0, -1.0),
+                       model.dual_coef_, loss=loss, l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio,
+                       sample_weight=weights, intercept_scaling=2.0,
+                       fit_intercept=intercept != "none", regularize_intercept=intercept != "free")
+    assert model.dual_ == pytest.approx(expected, rel=1e-10)
 
 
 def test_pure_l1_stopped_at_max_epochs_reports_the_gap_of_its_coef():

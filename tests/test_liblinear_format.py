@@ -9,8 +9,10 @@ import scipy.sparse as sp
 
 import fastdual
 from fastdual import formats
-from liblinear.liblinearutil import (load_model, parameter, predict, problem, save_model,
-                                     train)
+
+_ll = pytest.importorskip("liblinear.liblinearutil")   # liblinear-official
+load_model, parameter, predict, problem, save_model, train = (
+    _ll.load_model, _ll.parameter, _ll.predict, _ll.problem, _ll.save_model, _ll.train)
 
 
 def data(k=2, n=120, d=6, seed=0):

@@ -64,6 +64,23 @@ def test_newton_reaches_sdcas_optimum(loss, alpha):
     assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_ + 1e-14
 
 
+@pytest.mark.parametrize("linear_solver", ["cg", "direct"])
+@pytest.mark.parametrize("intercept_scaling", [1.0, 2.0])
+def test_newton_leaves_a_start_where_the_hessian_is_singular(linear_solver, intercept_scaling):
+    """The smooth hinge at w = 0: every margin sits where the loss turns linear, the
+    generalised Hessian of the data term is 0, and with a free intercept the Newton system has
+    no solution along it. The iteration still descends and reaches SDCA's optimum."""
+    X, y = problem_for("smooth_hinge", n=50, d=5, seed=7)
+    kwargs = dict(loss="smooth_hinge", alpha=0.02, intercept_scaling=intercept_scaling,
+                  regularize_intercept=False)
+    model = fastdual.train(X, y, solver="newton", linear_solver=linear_solver, tol=1e-8,
+                           max_epochs=100, **kwargs)
+    reference = fastdual.train(X, y, solver="sdca", tol=1e-10, max_epochs=100_000,
+                               random_state=0, **kwargs)
+    assert model.converged_
+    assert abs(model.primal_ - reference.primal_) <= model.gap_ + reference.gap_
+
+
 def test_newton_with_a_free_intercept_matches_scikit_learn():
     from sklearn.linear_model import LogisticRegression, Ridge
     X, y = problem_for("logistic", n=200, d=5, seed=4)

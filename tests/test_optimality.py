@@ -58,7 +58,7 @@ def test_smooth_losses_match_lbfgs(loss, sparse, fit_intercept):
 
 
 def liblinear_coef(X, y, solver_type, C):
-    from liblinear import liblinearutil as ll
+    ll = pytest.importorskip("liblinear.liblinearutil")   # liblinear-official
     Xd = sp.csr_matrix(X)
     prob = ll.problem(y.tolist(), Xd)
     model = ll.train(prob, ll.parameter(f"-s {solver_type} -c {C!r} -e 1e-10 -q"))
@@ -78,8 +78,12 @@ def test_liblinear_objective(loss, solver_type):
     alpha = 1.0 / (C * n)
     p_ref = np_objective(X, y, w_ref, loss=loss, l2=alpha, l1=0.0)
     p_fd = np_objective(X, y, model.coef_, loss=loss, l2=alpha, l1=0.0)
-    assert p_fd == pytest.approx(p_ref, rel=REL)
     assert p_fd <= p_ref + model.gap_ + 1e-12
+    # LIBLINEAR's hinge solver (-s 3) stops at its iteration cap for some of its permutations,
+    # which come from the C library's rand() and so from whatever ran before in the process:
+    # up to 0.7% above the optimum on this problem. There its point bounds P* from above only.
+    if loss != "hinge":
+        assert p_fd == pytest.approx(p_ref, rel=REL)
 
 
 @pytest.mark.parametrize("l1_ratio", [0.2, 0.7])

@@ -87,6 +87,9 @@ PARAMS = [pytest.param(s, p, a, b, id="%s-%s-%g" % (s.name, p, a))
 
 @pytest.mark.parametrize("solver,problem,alpha,budget", PARAMS)
 def test_peer_reaches_reference(data, solver, problem, alpha, budget):
+    missing = solver.available()
+    if missing is not None:
+        pytest.skip(f"{solver.package}: {missing}")
     X, y = data
     p_star, lower = reference(X, y, problem, alpha)
     ctx = solver.prepare(X, y, problem, alpha)

@@ -1,11 +1,11 @@
 """fastdual.plot_convergence draws the certified gap and the primal of each run."""
-import matplotlib
 import numpy as np
 import pytest
 
 import fastdual
 from conftest import problem_for
 
+matplotlib = pytest.importorskip("matplotlib")      # the "plot" extra
 matplotlib.use("Agg")
 
 

@@ -61,6 +61,32 @@ def test_pipelines_search_and_pickle():
     np.testing.assert_array_equal(restored.predict(X), search.best_estimator_.predict(X))
 
 
+def test_non_finite_labels_are_refused_before_their_type_is_read():
+    """As scikit-learn's classifiers: the error, and no RuntimeWarning from casting NaN."""
+    X, y = problem_for("logistic", n=20, d=3, seed=1)
+    for bad in (np.nan, np.inf):
+        labels = y.astype(float)
+        labels[3] = bad
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match="Input y contains (NaN|infinity)"):
+                LinearClassifier().fit(X, labels)
+
+
+@pytest.mark.parametrize("solver", ["auto", "rda"])
+def test_warm_start_refit_with_a_solver_that_takes_no_warm_start(solver):
+    """A free intercept with an l1 term and the hinge is trained by RDA (auto's choice too),
+    which starts from its own gradient sums: a refit starts cold, as a fresh fit does."""
+    X, y = problem_for("hinge", n=60, d=4, seed=2)
+    params = dict(loss="hinge", C=0.05, l1_ratio=0.5, regularize_intercept=False, tol=1e-2,
+                  max_iter=5000, random_state=0, solver=solver)
+    clf = LinearClassifier(warm_start=True, **params).fit(X, y)
+    assert clf.model_.solver == "rda"
+    refit = clf.fit(X, y)
+    fresh = LinearClassifier(**params).fit(X, y)
+    assert np.array_equal(refit.coef_, fresh.coef_) and refit.gap_ == fresh.gap_
+
+
 def test_multiclass_and_partial_fit():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((200, 4)) + np.repeat(np.eye(4)[:, :4] * 3, 50, axis=0)
@@ -107,7 +133,7 @@ def test_the_coming_from_page_mappings_hold():
 def test_dataframe_feature_names():
     """feature_names_in_ from a DataFrame; columns in another order at predict time are an
     error, as in scikit-learn; mixing arrays and DataFrames between fit and predict warns."""
-    import pandas as pd  # in the test extras
+    pd = pytest.importorskip("pandas")
     X, y = problem_for("logistic", n=80, d=3, seed=5)
     frame = pd.DataFrame(X, columns=["age", "income", "score"])
     for est, target in ((LinearClassifier(loss="logistic"), y),

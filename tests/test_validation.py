@@ -35,6 +35,35 @@ def test_nan_and_inf_are_rejected(data):
         fastdual.train(X, y, sample_weight=w)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_finite_check_allocates_nothing_of_the_size_of_x(sparse):
+    import tracemalloc
+    from fastdual._validation import check_matrix
+    X = np.random.default_rng(0).standard_normal((2000, 500)).astype(np.float32)
+    if sparse:
+        X = sp.csr_matrix(X)
+    size = X.data.nbytes
+    check_matrix(X)                    # anything imported or cached on a first call
+    tracemalloc.start()
+    try:
+        check_matrix(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.1 * size
+    # ... and a non-finite entry is still found, and named.
+    for bad in (np.nan, np.inf, -np.inf):
+        Xb = X.copy()
+        Xb[1234, 321] = bad
+        with pytest.raises(ValueError, match=r"^X contains NaN or infinity \(at row 1234, "
+                                             r"column 321\)$"):
+            check_matrix(Xb)
+    # Finite entries whose sum overflows are finite.
+    huge = np.full((4, 3), np.finfo(np.float64).max)
+    assert check_matrix(huge).n_samples == 4
+    assert check_matrix(sp.csr_matrix(huge)).n_samples == 4
+
+
 def test_wrong_shapes(data):
     X, y = data
     with pytest.raises(ValueError, match="y has 29 entries but X has 30 samples"):

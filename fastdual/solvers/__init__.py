@@ -6,7 +6,9 @@ A driver (contract in fastdual._loop) declares
     pure_l1   whether it trains l1_ratio = 1 (no l2 term)
     free_intercept  whether it trains an unpenalised intercept (regularize_intercept=False)
     options   {option name: fastdual._loop.Option}: what train(..., **options) may set
-and is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
+and, when it cannot start from a previous model (train's warm_start), warm_start = False
+(read through takes_warm_start; a driver that does not declare it takes warm starts).
+It is built as Driver(problem, options, seed, initial_duals). Adding a seed method = one module
 here beside its kernel, and one row in SOLVERS.
 """
 from fastdual.losses import get_loss_spec, losses_with
@@ -41,6 +43,11 @@ def get_solver(name, problem):
         raise ValueError(f"solver={name!r} needs an l2 term (l1_ratio < 1); for pure l1 use "
                          f"one of {sorted(k for k, v in SOLVERS.items() if v.pure_l1)}")
     return driver
+
+
+def takes_warm_start(name):
+    """Whether the solver of that name starts from a previous model (train's warm_start)."""
+    return getattr(SOLVERS[name], "warm_start", True)
 
 
 def solver_options(driver, given):

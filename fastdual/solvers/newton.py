@@ -125,6 +125,8 @@ class Newton:
         H[np.diag_indices_from(H)] += problem.l2
         if self.free_last:
             H[-1, -1] -= problem.l2
+            if not H[-1, -1] > 0.0:       # no margin with curvature: as in _cg_step
+                H[-1, -1] = problem.l2
         index = np.flatnonzero(free) if free is not None else slice(None)
         try:
             factor = cho_factor(H[np.ix_(index, index)] if free is not None else H)
@@ -148,9 +150,16 @@ class Newton:
                                 self.curve, self.buffer, True)
         precond = self.buffer * (PRECONDITIONER_MIX / n)    # (1 - m) l2 p + m (diag/n + l2 p)
         precond += l2
+        damp_last = False
         if self.free_last:
             precond[-1] -= l2
-        precond[~(precond > 0.0)] = 1.0   # a free intercept's zero-curvature column
+            # No margin with curvature (the smooth hinge at w = 0: every margin where the loss
+            # turns linear): the Newton system has no solution along the free intercept, and
+            # CG's step would grow without bound there. For this step its entry gets the
+            # curvature l2 of a penalised one: a positive definite system, a descent direction.
+            damp_last = not precond[-1] > 0.0
+            if damp_last:
+                precond[-1] = l2
         forcing = min(0.5, np.sqrt(norm)) * norm
         step = np.zeros_like(gradient)
         residual = -gradient
@@ -159,6 +168,8 @@ class Newton:
         rz = ddot(residual, z)
         for _ in range(self.max_cg):
             hd = self._hessian_times(direction)
+            if damp_last:
+                hd[-1] += l2 * direction[-1]
             if free is not None:
                 hd[~free] = 0.0
             curvature = ddot(direction, hd)

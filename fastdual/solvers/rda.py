@@ -168,6 +168,7 @@ class RDA:
     needs = frozenset({"per_sample"})
     pure_l1 = True
     free_intercept = True
+    warm_start = False      # dual averaging starts from its own gradient sums, not from a model
     options = {
         "variant": Option("basic", choices=VARIANTS,
                           help="basic (Algorithm 1), enhanced (Algorithm 2, rho), "
