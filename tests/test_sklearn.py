@@ -33,6 +33,9 @@ WEIGHT_EQUIVALENCE = {
 def test_scikit_learn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        # (scikit-learn's checks set max_iter on every estimator that has the parameter; here it
+        # is max_epochs' deprecated name, tested by test_max_iter_is_the_deprecated_name_...)
+        warnings.filterwarnings("ignore", "max_iter is deprecated", DeprecationWarning)
         check(estimator)
 
 
@@ -79,7 +82,7 @@ def test_warm_start_refit_with_a_solver_that_takes_no_warm_start(solver):
     which starts from its own gradient sums: a refit starts cold, as a fresh fit does."""
     X, y = problem_for("hinge", n=60, d=4, seed=2)
     params = dict(loss="hinge", C=0.05, l1_ratio=0.5, regularize_intercept=False, tol=1e-2,
-                  max_iter=5000, random_state=0, solver=solver)
+                  max_epochs=5000, random_state=0, solver=solver)
     clf = LinearClassifier(warm_start=True, **params).fit(X, y)
     assert clf.model_.solver == "rda"
     refit = clf.fit(X, y)
