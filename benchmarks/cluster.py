@@ -278,7 +278,7 @@ def scaling(name, X, y, args):
             blocks = fastdual.dask.LocalBlocks(parts, "logistic", {}, classes, 0.0)
             out = fastdual.dask.cocoa(blocks, X.shape[0], X.shape[1], args.alpha, 0.0,
                                       tol=TOL, max_rounds=5000, local_epochs=epochs, seed=0)
-            cells.append(out[4] if out[2] - out[3] <= TOL * abs(out[2]) else f"> {out[4]}")
+            cells.append(out[5] if out[4] <= TOL * abs(out[2]) else f"> {out[5]}")
         print(f"| {name} | {K} | {cells[0]} | {cells[1]} | {cells[0] if K == 1 else ''} |",
               flush=True)
 

@@ -327,7 +327,8 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
                  for m in range(k)]
         primal = float(sum(c.primal for c in parts))
         dual = float(sum(c.dual for c in parts))
-        return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+        gap = float(sum(c.gap for c in parts))
+        return Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
     fit_intercept = intercept is not None
     objective = dict(loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio, fit_intercept=fit_intercept,
                      intercept_scaling=intercept_scaling, sample_weight=sample_weight,
@@ -363,10 +364,10 @@ def duality_gap(X, y, coef, intercept=None, *, loss="smooth_hinge", alpha=None, 
         duals = problem.duals_from_margins(w)
     else:
         duals = check_coef(dual_coef, problem.n_samples + structured, name="dual_coef")
-    primal, dual = problem.primal_dual(w, duals)
-    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
-        dual = _refined_dual(problem, primal, dual, duals, refine_epochs)
-    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+    primal, dual, gap = problem.certificate(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and gap > ROUNDING * abs(primal):
+        dual, gap = _refined_dual(problem, w, primal, dual, gap, duals, refine_epochs)
+    return Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
 
 
 # Refinement by default costs at most about REFINE_WORK multiply-adds (a fraction of a second),
@@ -397,16 +398,17 @@ def _joint_certificate(matrix, classes, index, strategy, coef, intercept, dual_c
     if refine_epochs is None:
         refine_epochs = _refine_budget(problem) if dual_coef is None else 0
     refine_epochs = check_int("refine_epochs", refine_epochs, 0)
-    primal, dual = problem.primal_dual(w, duals)
-    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
-        dual = _refined_dual(problem, primal, dual, duals, refine_epochs,
-                             driver=VectorSDCA(problem, 0, duals))
-    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+    primal, dual, gap = problem.certificate(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and gap > ROUNDING * abs(primal):
+        dual, gap = _refined_dual(problem, w, primal, dual, gap, duals, refine_epochs,
+                                  driver=VectorSDCA(problem, 0, duals))
+    return Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
 
 
-def _refined_dual(problem, primal, dual, duals, max_epochs, driver=None):
-    """The best dual value of SDCA epochs started from `duals`, checked after epochs 1, 2, 4, ...;
-    stops when a check gains less than 1 % of the remaining gap (or the gap is at rounding)."""
+def _refined_dual(problem, w, primal, dual, gap, duals, max_epochs, driver=None):
+    """The best (dual, gap) at w of SDCA epochs started from `duals`, checked after epochs 1,
+    2, 4, ...; stops when a check gains less than 1 % of the remaining gap (or the gap is at
+    rounding)."""
     if driver is None:
         driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
     epoch, next_check = 0, 1
@@ -416,9 +418,10 @@ def _refined_dual(problem, primal, dual, duals, max_epochs, driver=None):
         if epoch < next_check and epoch < max_epochs:
             continue
         next_check *= 2
-        _, value = problem.primal_dual(driver.w, driver.duals)
+        _, value, value_gap = problem.certificate(w, driver.duals)
         gained = value - dual
-        dual = max(dual, value)
-        if gained < 0.01 * (primal - dual) or primal - dual <= ROUNDING * abs(primal):
+        if value_gap < gap:
+            dual, gap = value, value_gap
+        if gained < 0.01 * gap or gap <= ROUNDING * abs(primal):
             break
-    return dual
+    return dual, gap

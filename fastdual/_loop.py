@@ -80,8 +80,10 @@ class Option:
         return value
 
 
-def relative_gap(primal, dual):
-    return (primal - dual) / max(abs(primal), TINY)
+def relative_gap(primal, dual, gap=None):
+    """gap / max(|primal|, tiny), gap the certificate's own (its Fenchel-Young sum, which
+    P - D equals but for rounding) when given, else primal - dual."""
+    return (primal - dual if gap is None else gap) / max(abs(primal), TINY)
 
 
 @dataclass(frozen=True)
@@ -92,14 +94,11 @@ class Checkpoint:
     duals: np.ndarray
     primal: float
     dual: float
-
-    @property
-    def gap(self):
-        return self.primal - self.dual
+    gap: float               # accumulated without cancellation: primal - dual but for rounding
 
     @property
     def relative_gap(self):
-        return relative_gap(self.primal, self.dual)
+        return relative_gap(self.primal, self.dual, self.gap)
 
 
 @dataclass
@@ -120,11 +119,11 @@ def certify(problem, w, duals, epoch):
     w = np.asarray(w, dtype=np.float64)
     duals = problem.duals_from_margins(w) if duals is None else problem.feasible_duals(duals)
     duals = np.asarray(duals, dtype=np.float64)
-    primal, dual = problem.primal_dual(w, duals, feasible=True)
+    primal, dual, gap = problem.certificate(w, duals, feasible=True)
     w, duals = w.copy(), duals.copy()
     w.setflags(write=False)
     duals.setflags(write=False)
-    return Checkpoint(int(epoch), w, duals, float(primal), float(dual))
+    return Checkpoint(int(epoch), w, duals, float(primal), float(dual), float(gap))
 
 
 class CheckSchedule:

@@ -128,7 +128,7 @@ def combine(models, classes, problem, solver, tol):
         alpha=first.alpha, l1_ratio=first.l1_ratio, l2_=first.l2_, l1_=first.l1_,
         l2_added_=float(max(m.l2_added_ for m in models)), fit_intercept=first.fit_intercept,
         intercept_scaling=first.intercept_scaling, intercept_mode=first.intercept_mode,
-        primal_=primal, dual_=dual, gap_=primal - dual,
+        primal_=primal, dual_=dual, gap_=float(sum(m.gap_ for m in models)),
         converged_=all(m.converged_ for m in models),
         n_epochs_=int(max(m.n_epochs_ for m in models)), history_=history, tol=tol,
         n_features_in_=problem.n_features)

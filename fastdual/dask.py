@@ -11,9 +11,9 @@ the driver broadcasts v (w = v, or its soft threshold for the elastic net) and e
 task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
 block_sums) and then runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith, Jaggi
 et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v. The
-driver adds the shares (`combine`: P(w) and D of the duals, v recomputed from them), stops on the
-relative gap, and otherwise moves v by the sum of the changes. docs/math.md Sec. 4j;
-docs/cluster.md.
+driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap as
+the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
+otherwise moves v by the sum of the changes. docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
 costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
@@ -104,18 +104,18 @@ class Block:
     def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_):
         """One round: certify the duals held now at w = grad g*(v), then (epochs > 0) improve
         them on the local subproblem. Returns (duals certified, change of v or None, loss sum,
-        conjugate sum, share of v(duals)). Running the same round twice gives the same result."""
+        conjugate sum, share of v(duals), Fenchel-Young sum). Running the same round twice gives the same result."""
         if self.round == round_:
             self.duals[:] = self.committed
         m = self.matrix
         w = soft_threshold(v, l1 / l2) if l1 else v
         share = np.zeros(m.n_features + 1)
-        loss_sum, conj_sum = _gap.block_sums(*m.kernel_args, m.n_samples, m.n_features,
+        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, m.n_samples, m.n_features,
                                              self.bias, self.y, self.weights, w, self.duals,
                                              l2, n_total, self.loss, share)
         self.round, self.committed = round_, self.duals.copy()
         delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed) if epochs else None
-        return self.committed, delta, loss_sum, conj_sum, share
+        return self.committed, delta, loss_sum, conj_sum, share, fy_sum
 
     def local_round(self, v, l2, l1, n_total, sigma, epochs, seed):
         """CoCoA+'s local subproblem by SDCA from the duals: returns the block's change of v.
@@ -290,7 +290,8 @@ def _check_arrays(X, y, da):
 
 def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=0):
     """CoCoA+'s rounds on blocks (LocalBlocks or DaskBlocks). Returns (w, duals, primal, dual,
-    rounds, history, recoveries): the last certified state, rounds of local work behind it."""
+    gap, rounds, history, recoveries): the last certified state, rounds of local work behind
+    it."""
     K = len(blocks)
     v = np.zeros(d + 1)
     history, recoveries, failures, failed_round = [], 0, 0, -1
@@ -323,15 +324,15 @@ def cocoa(blocks, n, d, l2, l1, *, tol, max_rounds, local_epochs, seed, verbose=
         committed = [p[0] for p in parts]
         committed_v = v
         share = np.sum([p[4] for p in parts], axis=0)
-        primal, dual = _gap.combine(soft_threshold(v, l1 / l2) if l1 else v, share,
-                                    sum(p[2] for p in parts), sum(p[3] for p in parts), n,
-                                    l2, l1)
-        history.append({"epoch": round_, "primal": primal, "dual": dual, "gap": primal - dual})
+        primal, dual, gap = _gap.combine(soft_threshold(v, l1 / l2) if l1 else v, share,
+                                         sum(p[2] for p in parts), sum(p[3] for p in parts),
+                                         sum(p[5] for p in parts), n, l2, l1)
+        history.append({"epoch": round_, "primal": primal, "dual": dual, "gap": gap})
         if verbose:
-            print(f"{round_:6d} {primal:14.8g} {dual:14.8g} {primal - dual:10.3e}", flush=True)
-        if _loop.relative_gap(primal, dual) <= tol or not work:
+            print(f"{round_:6d} {primal:14.8g} {dual:14.8g} {gap:10.3e}", flush=True)
+        if _loop.relative_gap(primal, dual, gap) <= tol or not work:
             w = soft_threshold(v, l1 / l2) if l1 else v
-            return w, np.concatenate(committed), primal, dual, round_, history, recoveries
+            return w, np.concatenate(committed), primal, dual, gap, round_, history, recoveries
         # The next v from the duals themselves (no drift) plus this round's changes.
         v = share + np.sum([p[1] for p in parts], axis=0)
         round_ += 1
@@ -369,15 +370,15 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
     try:
         if classes is not None and classes.shape[0] != 2:
             raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
-        w, duals, primal, dual, rounds, history, recoveries = cocoa(
+        w, duals, primal, dual, gap, rounds, history, recoveries = cocoa(
             blocks, n, d, l2, l1, tol=tol, max_rounds=max_rounds, local_epochs=local_epochs,
             seed=seed, verbose=verbose)
     finally:
         blocks.close()
-    converged = _loop.relative_gap(primal, dual) <= tol
+    converged = _loop.relative_gap(primal, dual, gap) <= tol
     if not converged:
         warnings.warn(f"fastdual.dask: stopped after max_rounds={max_rounds} with relative "
-                      f"duality gap {_loop.relative_gap(primal, dual):.3g} > tol={tol:g}. "
+                      f"duality gap {_loop.relative_gap(primal, dual, gap):.3g} > tol={tol:g}. "
                       "Increase max_rounds or local_epochs, loosen tol, or regularize more.",
                       _loop.ConvergenceWarning, stacklevel=2)
     model = Model(
@@ -385,7 +386,7 @@ def train(X, y, *, loss="smooth_hinge", alpha=None, C=None, l1_ratio=0.0, fit_in
         task=spec.task, solver="cocoa+", alpha=alpha, l1_ratio=l1_ratio, l2_=l2, l1_=l1,
         l2_added_=0.0, fit_intercept=bool(fit_intercept), intercept_scaling=intercept_scaling,
         intercept_mode="regularized" if fit_intercept else "none", primal_=primal, dual_=dual,
-        gap_=primal - dual, converged_=converged, n_epochs_=rounds, history_=history,
+        gap_=gap, converged_=converged, n_epochs_=rounds, history_=history,
         tol=tol, n_features_in_=d)
     model.recoveries_ = recoveries
     return model

@@ -122,10 +122,10 @@ class OnlineRDA:
         """The current model as a fastdual.Model; with data (X, y) it carries the certificate
         on that data, else its primal_, dual_ and gap_ are NaN (nothing certified)."""
         coef, intercept = self._coefficients()
-        primal = dual = np.nan
+        primal = dual = gap = np.nan
         if X is not None:
             cert = self.certify(X, y, sample_weight)
-            primal, dual = cert.primal, cert.dual
+            primal, dual, gap = cert.primal, cert.dual, cert.gap
         return Model(
             coef.copy(), intercept if self.fit_intercept else 0.0, self.classes,
             loss=self.loss, loss_params=self.loss_params, task=self.spec.task, solver="rda",
@@ -133,7 +133,7 @@ class OnlineRDA:
             fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
             intercept_mode=("none" if not self.fit_intercept else
                             "free" if self.free_intercept else "regularized"),
-            primal_=float(primal), dual_=float(dual), gap_=float(primal - dual),
+            primal_=float(primal), dual_=float(dual), gap_=float(gap),
             converged_=False, n_epochs_=0, history_=[], tol=0.0,
             n_features_in_=int(coef.shape[0]))
 

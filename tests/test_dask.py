@@ -95,11 +95,12 @@ def test_the_cluster_gives_the_rounds_of_the_algorithm_in_one_process(client):
                                 tol=1e-5, local_epochs=2, random_state=4, client=client)
     blocks = fastdual.dask.LocalBlocks([(X[k:k + 60], y[k:k + 60]) for k in range(0, 240, 60)],
                                        "smooth_hinge", {}, np.unique(y), 1.0)
-    w, duals, primal, dual, rounds, _, _ = fastdual.dask.cocoa(
+    w, duals, primal, dual, gap, rounds, _, _ = fastdual.dask.cocoa(
         blocks, 240, 6, 0.008, 0.002, tol=1e-5, max_rounds=200, local_epochs=2, seed=4)
     np.testing.assert_array_equal(model.coef_, w[:6])
     np.testing.assert_array_equal(model.dual_coef_, duals)
-    assert (model.primal_, model.dual_, model.n_epochs_) == (primal, dual, rounds)
+    assert (model.primal_, model.dual_, model.gap_, model.n_epochs_) == (primal, dual, gap,
+                                                                        rounds)
 
 
 class FailingBlocks(fastdual.dask.LocalBlocks):
