@@ -76,6 +76,44 @@ def test_incremental_v_equals_v_recomputed_from_alpha(l1_ratio, sparse):
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
+    """v(duals) written to v_out with exact_v is exact but for the last roundings (a few eps
+    per entry) where its terms cancel a million-fold; the certificate is the same bits either
+    way."""
+    from fastdual._problem import build_problem
+    rng = np.random.default_rng(4)
+    X = (rng.standard_normal((400, 6)) + 30.0).astype(dtype)
+    X[rng.random(X.shape) < 0.2] = 0.0
+    weights = rng.uniform(0.5, 2.0, 400)
+    problem = build_problem(sp.csr_matrix(X) if sparse else X, rng.standard_normal(400),
+                            loss="squared", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
+                            intercept_scaling=1.7, sample_weight=weights, loss_params={})
+    # Duals whose weighted sums against the columns nearly vanish.
+    columns = np.hstack([X.astype(float), np.full((400, 1), 1.7)]) * problem.sample_weight[:, None]
+    duals = rng.standard_normal(400)
+    duals -= columns @ np.linalg.lstsq(columns, duals, rcond=None)[0]
+    duals += 1e-5 * rng.standard_normal(400)
+    w = rng.standard_normal(7)
+    plain = problem.certificate(w, duals)
+    v = np.empty(7)
+    assert problem.certificate(w, duals, v_out=v, exact_v=True) == plain
+    from fractions import Fraction
+    c = [Fraction(float(t)) for t in problem.sample_weight]
+    a = [Fraction(float(t)) for t in duals]
+    columns = [[Fraction(float(x)) for x in X[:, j]] for j in range(6)]
+    columns.append([Fraction(1.7)] * 400)
+    scale = Fraction(1e-3) * 400
+    exact = [sum(ci * ai * x for ci, ai, x in zip(c, a, column)) / scale for column in columns]
+    magnitude = [sum(abs(ci * ai * x) for ci, ai, x in zip(c, a, column)) / scale
+                 for column in columns]
+    assert min(float(m / abs(e)) for m, e in zip(magnitude, exact)) > 1e5   # they cancel
+    eps = np.finfo(float).eps
+    for got, e in zip(v, exact):
+        assert abs(Fraction(float(got)) - e) <= 5 * eps * abs(e)
+
+
 def test_gap_bounds_the_suboptimality():
     """P(w_t) - P* <= gap_t for every check, with P* from a long run."""
     X, y = problem_for("smooth_hinge", n=100, d=8, seed=5)

@@ -39,7 +39,8 @@ from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss
 from fastdual._core.multiclass cimport dual_value, loss_value, margin_duals
-from fastdual._core.rows cimport row_range, row_dot, row_axpy
+from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, two_product,
+                                  two_sum_add)
 
 
 cdef inline double _fenchel_young(double value, double dual_term, double a,
@@ -128,20 +129,23 @@ cdef double _penalty_gap(const double* w, const double* v, Py_ssize_t m, double 
 cdef void _block_pass(const floating* x, const int* ind, const int* ptr, Py_ssize_t n_rows,
                       Py_ssize_t n_features, double bias, const double[::1] y,
                       const double[::1] sample_weight, const double* w,
-                      const double[::1] duals, double inv_l2n, Loss loss, double v_bias,
-                      double* v, double* loss_sum, double* conj_sum, double* fy_sum,
+                      const double[::1] duals, Loss loss, double v_bias, double* v,
+                      double* v_error, double* loss_sum, double* conj_sum, double* fy_sum,
                       bint keep_margins, double[::1] margins, double[::1] values,
                       bint margin_alternative, double[::1] margin_duals,
                       double* v_margin) noexcept nogil:
     """One pass over a block of rows: adds sum_i c_i phi(x_i . w), sum_i c_i (-phi*(-a_i)) and
     the Fenchel-Young sum sum_i c_i [phi(x_i . w) + phi*(-a_i) + a_i x_i . w] to the sums and
-    c_i a_i x_i / (l2 n) to v (the intercept feature's entry with v_bias). For pure l1
-    (keep_margins) the Fenchel-Young terms wait for the duals' scale: the margins and loss
-    values are kept instead, and, with margin_alternative, the margin duals and their v. The
-    block form of the certificate: blocks of rows (Dask's, one machine's) are passed separately
-    and their sums and v's added."""
+    c_i a_i x_i to v (the intercept feature's entry with v_bias; the caller scales by
+    1/(l2 n)). Unless v_error is NULL, the rounding of every product and addition goes to
+    v_error (row_axpy_exact; v itself gets the same bits as without): v + v_error is then the
+    sum up to O(n eps^2) of the sum of its terms' sizes, however much they cancel, a v a
+    solver can take over as its own. For pure l1 (keep_margins) the Fenchel-Young terms
+    wait for the duals' scale: the margins and loss values are kept instead, and, with
+    margin_alternative, the margin duals and their v. The block form of the certificate: blocks
+    of rows (Dask's, one machine's) are passed separately and their sums and v's added."""
     cdef Py_ssize_t i, start, end
-    cdef double z, c, scale, u, value, dual_term
+    cdef double z, c, coef, coef_error, bias_term, bias_error, u, value, dual_term
     for i in range(n_rows):
         c = sample_weight[i]
         if c == 0.0:
@@ -157,17 +161,34 @@ cdef void _block_pass(const floating* x, const int* ind, const int* ptr, Py_ssiz
             values[i] = value
         else:
             fy_sum[0] += c * _fenchel_young(value, dual_term, duals[i], z)
-        scale = c * duals[i] * inv_l2n
-        if scale != 0.0:
-            row_axpy(x, ind, start, end, scale, v)
-            v[n_features] += scale * v_bias
+        if duals[i] != 0.0:
+            if v_error != NULL:
+                two_product(c, duals[i], &coef, &coef_error)
+                row_axpy_exact(x, ind, start, end, coef, coef_error, v, v_error)
+                two_product(coef, v_bias, &bias_term, &bias_error)
+                two_sum_add(&v[n_features], &v_error[n_features], bias_term)
+                v_error[n_features] += bias_error + coef_error * v_bias
+            else:
+                coef = c * duals[i]
+                row_axpy(x, ind, start, end, coef, v)
+                v[n_features] += coef * v_bias
         if margin_alternative:
             u = loss.dual_from_margin(y[i], z)
             margin_duals[i] = u
-            scale = c * u * inv_l2n
-            if scale != 0.0:
-                row_axpy(x, ind, start, end, scale, v_margin)
-                v_margin[n_features] += scale * v_bias
+            if u != 0.0:
+                coef = c * u
+                row_axpy(x, ind, start, end, coef, v_margin)
+                v_margin[n_features] += coef * v_bias
+
+
+cdef void _scale(double* v, double* error, Py_ssize_t m, double factor) noexcept nogil:
+    """The pass's sums scaled to v(duals): v = v factor, the sum as row_axpy makes it, and,
+    unless error is NULL, error = (v + error) factor, the sum with the rounding the pass kept."""
+    cdef Py_ssize_t j
+    for j in range(m):
+        if error != NULL:
+            error[j] = (v[j] + error[j]) * factor
+        v[j] *= factor
 
 
 def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -177,16 +198,23 @@ def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] 
     """The certificate's pass over one block of the rows of a problem of n_total samples:
     returns (sum_i c_i phi(y_i, x_i . w), sum_i c_i (-phi*(-a_i)), sum_i c_i [phi(y_i, x_i . w)
     + phi*(-a_i) + a_i x_i . w]) over the block and adds its share of v(duals) to v (length
-    n_features + 1). combine() turns the totals into (P, D, gap). l2 > 0."""
+    n_features + 1), summed without losing cancelled digits (_block_pass with v_error):
+    fastdual.dask's next v is the blocks' shares. combine() turns the totals into (P, D, gap).
+    l2 > 0."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
     cdef double[::1] unused = np.zeros(1)
+    cdef double[::1] share = np.zeros(n_features + 1), share_error = np.zeros(n_features + 1)
+    cdef Py_ssize_t j
     with nogil:
         _block_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, &w[0], duals,
-                    1.0 / (l2 * n_total), loss, 0.0 if free_bias else bias, &v[0], &loss_sum,
+                    loss, 0.0 if free_bias else bias, &share[0], &share_error[0], &loss_sum,
                     &conj_sum, &fy_sum, False, unused, unused, False, unused, NULL)
+        _scale(&share[0], &share_error[0], n_features + 1, 1.0 / (l2 * n_total))
+        for j in range(n_features + 1):
+            v[j] += share_error[j]
     return loss_sum, conj_sum, fy_sum
 
 
@@ -208,10 +236,14 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,
                 const double[::1] w, const double[::1] duals,
-                double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False):
+                double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False,
+                bint exact_v=False):
     """Return (primal, dual, gap) for w and the duals, and write v(duals) into v_out (length
     n_features + 1): the whole data as one block (block_sums and combine, for l2 > 0). The gap
-    is the Fenchel-Young sum (module docstring), P - D without its cancellation.
+    is the Fenchel-Young sum (module docstring), P - D without its cancellation. exact_v:
+    v_out receives v summed without losing the digits its terms cancel (_block_pass with
+    v_error), for a solver that takes it over as its own v (the pass takes 25-95 % longer);
+    P, D and the gap are the same bits either way, computed with v as row_axpy sums it.
 
     free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a
     free intercept). Its dual carries the constraint sum_i c_i duals_i = 0, which the caller
@@ -233,6 +265,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef bint margin_alternative = pure_l1 and not free_bias
     cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
     cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
+    cdef double[::1] v_error = np.zeros(n_features + 1 if exact_v else 1)
     cdef double[::1] margins = np.zeros(n_samples if pure_l1 else 1)
     cdef double[::1] values = np.zeros(n_samples if pure_l1 else 1)
     cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
@@ -244,8 +277,12 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     with nogil:
         v_out[:] = 0.0
         _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0], duals,
-                    inv_l2n, loss, v_bias, &v_out[0], &loss_sum, &conj_sum, &fy_sum, pure_l1,
-                    margins, values, margin_alternative, margin_duals, &v_margin[0])
+                    loss, v_bias, &v_out[0], &v_error[0] if exact_v else NULL, &loss_sum,
+                    &conj_sum, &fy_sum, pure_l1, margins, values, margin_alternative,
+                    margin_duals, &v_margin[0])
+        _scale(&v_out[0], &v_error[0] if exact_v else NULL, n_features + 1, inv_l2n)
+        if margin_alternative:
+            _scale(&v_margin[0], NULL, n_features + 1, inv_l2n)
         _penalty_terms(&w[0], &v_out[0], penalised, l2, l1, &sq_norm, &l1_norm, &g_conj)
         if pure_l1:
             conj_sum = fy_sum = 0.0
@@ -262,6 +299,8 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
             if margin_fy_sum / n_samples + margin_penalty_gap < gap:
                 gap = margin_fy_sum / n_samples + margin_penalty_gap
                 conj_sum = margin_conj_sum
+        if exact_v:
+            v_out[:] = v_error
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
     return primal, dual, gap
