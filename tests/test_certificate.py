@@ -76,6 +76,19 @@ def test_incremental_v_equals_v_recomputed_from_alpha(l1_ratio, sparse):
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-12)
 
 
+def w_of_duals_exactly(X, duals, l2, l1):
+    """soft_threshold(X~^T duals / (l2 n), l1 / l2) (X~: X with a column of ones), in exact
+    rational arithmetic, rounded once to float64."""
+    from fractions import Fraction
+    n = X.shape[0]
+    columns = [[Fraction(float(x)) for x in X[:, j]] for j in range(X.shape[1])]
+    columns.append([Fraction(1)] * n)
+    a = [Fraction(float(t)) for t in duals]
+    scale, kappa = Fraction(l2) * n, Fraction(l1) / Fraction(l2)
+    v = [sum(x * t for x, t in zip(column, a)) / scale for column in columns]
+    return np.array([float(max(abs(e) - kappa, 0) * (1 if e > 0 else -1)) for e in v])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
@@ -112,6 +125,38 @@ def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
     eps = np.finfo(float).eps
     for got, e in zip(v, exact):
         assert abs(Fraction(float(got)) - e) <= 5 * eps * abs(e)
+
+
+@pytest.mark.parametrize("loss, shift, alpha, l1_ratio", [("logistic", 0.0, 1e-4, 0.0),
+                                                          ("logistic", 0.0, 1e-4, 0.3),
+                                                          ("smooth_hinge", 10.0, 1e-6, 0.0)])
+def test_a_long_sdca_run_returns_w_of_its_duals(monkeypatch, loss, shift, alpha, l1_ratio):
+    """5000 epochs on float32 data: SDCA's v, updated step by step, takes over at the checks
+    the certificate's v(duals) (summed with no rounding lost), so the returned coef_ and
+    intercept_ are w(dual_coef_) to 1e-14 of max |w|; kept incrementally only, they carry the
+    rounding of millions of updates."""
+    from fastdual.solvers import sdca
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((500, 10)) + shift).astype(np.float32)
+    scores = X.astype(float) @ rng.standard_normal(10)
+    y = np.where(scores + 2 * scores.std() * rng.standard_normal(500) > np.median(scores),
+                 1.0, -1.0)
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+
+    def error(model):
+        w = w_of_duals_exactly(X, model.dual_coef_, l2, l1)
+        return np.max(np.abs(np.append(model.coef_, model.intercept_) - w)) / np.max(np.abs(w))
+
+    kwargs = dict(loss=loss, solver="sdca", alpha=alpha, l1_ratio=l1_ratio, tol=0.0,
+                  max_epochs=5000, check_every=10, random_state=0)
+    model = fastdual.train(X, y, **kwargs)
+    assert error(model) <= 1e-14
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss, alpha=alpha,
+                                l1_ratio=l1_ratio, dual_coef=model.dual_coef_)
+    assert (cert.primal, cert.dual, cert.gap) == (model.primal_, model.dual_, model.gap_)
+    # The same run with v kept incrementally only: the drift the take-over removes.
+    monkeypatch.setattr(sdca.SDCA, "dual_vector_out", lambda self: None)
+    assert error(fastdual.train(X, y, **kwargs)) > 2e-14
 
 
 def test_gap_bounds_the_suboptimality():
