@@ -122,12 +122,12 @@ def certificate(problem, w, duals, refine_epochs, driver=None):
     """The Certificate of the point w (the problem's layout) with the given feasible duals,
     their dual value raised by up to refine_epochs epochs of SDCA (`driver`: the problem's own
     SDCA, built here when None)."""
-    primal, dual = problem.primal_dual(w, duals)
-    if refine_epochs > 0 and np.isfinite(dual) and primal - dual > ROUNDING * abs(primal):
+    primal, dual, gap = problem.certificate(w, duals)
+    if refine_epochs > 0 and np.isfinite(dual) and gap > ROUNDING * abs(primal):
         if driver is None:
             driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
-        dual = refined_dual(problem, primal, dual, driver, refine_epochs)
-    return Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+        dual, gap = refined_dual(problem, w, primal, dual, gap, driver, refine_epochs)
+    return Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
 
 
 def refine_budget(problem):
@@ -136,10 +136,10 @@ def refine_budget(problem):
     return int(np.clip(REFINE_WORK / (nnz + problem.n_samples), 20, 1000))
 
 
-def refined_dual(problem, primal, dual, driver, max_epochs):
-    """The best dual value of SDCA epochs started from the driver's duals, checked after epochs
-    1, 2, 4, ...; stops when a check gains less than 1 % of the remaining gap (or the gap is at
-    rounding)."""
+def refined_dual(problem, w, primal, dual, gap, driver, max_epochs):
+    """The best (dual, gap) at w of SDCA epochs started from the driver's duals, checked after
+    epochs 1, 2, 4, ...; stops when a check gains less than 1 % of the remaining gap (or the gap
+    is at rounding)."""
     epoch, next_check = 0, 1
     while epoch < max_epochs:
         driver.epoch()
@@ -147,9 +147,10 @@ def refined_dual(problem, primal, dual, driver, max_epochs):
         if epoch < next_check and epoch < max_epochs:
             continue
         next_check *= 2
-        _, value = problem.primal_dual(driver.w, driver.duals)
+        _, value, value_gap = problem.certificate(w, driver.duals)
         gained = value - dual
-        dual = max(dual, value)
-        if gained < 0.01 * (primal - dual) or primal - dual <= ROUNDING * abs(primal):
+        if value_gap < gap:
+            dual, gap = value, value_gap
+        if gained < 0.01 * gap or gap <= ROUNDING * abs(primal):
             break
-    return dual
+    return dual, gap

@@ -7,8 +7,12 @@ iteration makes several), and `point()` says where it stands (`point()`: its w w
 duals, or None for a solver that keeps none, in which case the duals are built from the margins).
 Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
 coefficients, called after construction), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
-option's windows; None to leave it to the schedule) and `after_check(checkpoint)` (e.g. SDCA's
-pure-l1 continuation). Everything else happens here, once, for every solver.
+option's windows; None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
+pure-l1 continuation) and `dual_vector_out()` (an array of length n_features + 1 into which
+the certificate writes its v(duals), at the objective's l2 and summed with no rounding lost, or
+None: a driver that keeps v incrementally takes it over in after_check instead of carrying the
+rounding of its updates, with no pass of its own). Everything else happens here, once, for
+every solver.
 
 What a model reports about itself is never carried over from bookkeeping: at each check the
 certificate is computed by the one shared gap function on the driver's point, of which exact
@@ -53,8 +57,10 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
 
 
-def relative_gap(primal, dual):
-    return (primal - dual) / max(abs(primal), TINY)
+def relative_gap(primal, dual, gap=None):
+    """gap / max(|primal|, tiny), gap the certificate's own (its Fenchel-Young sum, which
+    P - D equals but for rounding) when given, else primal - dual."""
+    return (primal - dual if gap is None else gap) / max(abs(primal), TINY)
 
 
 @dataclass(frozen=True)
@@ -65,14 +71,11 @@ class Checkpoint:
     duals: np.ndarray
     primal: float
     dual: float
-
-    @property
-    def gap(self):
-        return self.primal - self.dual
+    gap: float               # accumulated without cancellation: primal - dual but for rounding
 
     @property
     def relative_gap(self):
-        return relative_gap(self.primal, self.dual)
+        return relative_gap(self.primal, self.dual, self.gap)
 
 
 @dataclass
@@ -84,20 +87,22 @@ class Result:
     stopped_by_callback: bool
 
 
-def certify(problem, w, duals, epoch):
+def certify(problem, w, duals, epoch, v_out=None):
     """Certify (w, duals) and freeze exact copies of them (duals from the margins if None; with
     a free intercept, projected onto its hyperplane first). The certificate is computed before
     the copies are made (the driver does not run meanwhile, so they hold the same bits): the
     gap function's scratch and the copies are never alive together, one d-vector less at the
-    peak on very wide data."""
+    peak on very wide data, unless the driver asked for the scratch (v_out: v(duals), summed
+    with no rounding lost, is written into it and kept)."""
     w = np.asarray(w, dtype=np.float64)
     duals = problem.duals_from_margins(w) if duals is None else problem.feasible_duals(duals)
     duals = np.asarray(duals, dtype=np.float64)
-    primal, dual = problem.primal_dual(w, duals, feasible=True)
+    primal, dual, gap = problem.certificate(w, duals, v_out=v_out, feasible=True,
+                                            exact_v=v_out is not None)
     w, duals = w.copy(), duals.copy()
     w.setflags(write=False)
     duals.setflags(write=False)
-    return Checkpoint(int(epoch), w, duals, float(primal), float(dual))
+    return Checkpoint(int(epoch), w, duals, float(primal), float(dual), float(gap))
 
 
 class CheckSchedule:
@@ -197,7 +202,8 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
     def check(epoch):
         nonlocal best, last, stop, stopped_by_callback
         w, duals = driver.point()
-        point = certify(problem, w, duals, epoch)
+        v_out = driver.dual_vector_out() if hasattr(driver, "dual_vector_out") else None
+        point = certify(problem, w, duals, epoch, v_out)
         entry = {"epoch": point.epoch, "seconds": time.perf_counter() - start,
                  "primal": point.primal, "dual": point.dual, "gap": point.gap,
                  "nnz": int(np.count_nonzero(point.w[:problem.n_features]))}

@@ -156,7 +156,7 @@ def combine(models, classes, problem, solver, tol):
         class_certificates=np.array([[m.primal_, m.dual_, m.n_epochs_] for m in models]),
         multiclass="ovr", solver=solver,
         l2_added_=float(max(m.l2_added_ for m in models)),
-        primal_=primal, dual_=dual, gap_=primal - dual,
+        primal_=primal, dual_=dual, gap_=float(sum(m.gap_ for m in models)),
         converged_=all(m.converged_ for m in models),
         n_epochs_=int(max(m.n_epochs_ for m in models)), history_=history, tol=tol,
         **dict(problem.describe(), task="multiclass"))
@@ -189,7 +189,9 @@ class VectorProblem(Problem):
     def dual_coef(self, duals):
         return duals.T.copy()
 
-    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+    def certificate(self, w, duals, l2=None, v_out=None, feasible=False, exact_v=False):
+        """(P, D, gap) by _core/gap.primal_dual_vector (V summed plainly: exact_v is for
+        drivers with vector v none of which takes it over)."""
         if v_out is None:
             v_out = np.empty((self.n_features + 1, self.n_classes))
         data, indices, indptr = self.X.kernel_args
@@ -275,7 +277,8 @@ def certificate(matrix, classes, index, strategy, coef, intercept, dual_coef, re
             for m, problem in enumerate(class_problems(matrix, classes, index, objective))]
         primal = float(sum(c.primal for c in parts))
         dual = float(sum(c.dual for c in parts))
-        return _fit.Certificate(primal - dual, primal, dual, _loop.relative_gap(primal, dual))
+        gap = float(sum(c.gap for c in parts))
+        return _fit.Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
     problem = build_vector_problem(matrix, classes, index, strategy, objective)
     w = np.zeros((problem.n_features + 1, k))
     w[:-1] = np.asarray(coef, dtype=np.float64).T

@@ -11,9 +11,9 @@ the driver broadcasts v (w = v, or its soft threshold for the elastic net) and e
 task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
 block_sums) and then runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith, Jaggi
 et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v. The
-driver adds the shares (`combine`: P(w) and D of the duals, v recomputed from them), stops on the
-relative gap, and otherwise moves v by the sum of the changes. docs/math.md Sec. 4j;
-docs/cluster.md.
+driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap as
+the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
+otherwise moves v by the sum of the changes. docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
 costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
@@ -130,18 +130,20 @@ class Block:
     def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_):
         """One round: certify the duals held now at w = grad g*(v), then (epochs > 0) improve
         them on the local subproblem. Returns (duals certified, change of v or None, loss sum,
-        conjugate sum, share of v(duals)). Running the same round twice gives the same result."""
+        conjugate sum, share of v(duals), Fenchel-Young sum). Running the same round twice
+        gives the same result."""
         if self.round == round_:
             self.duals[:] = self.committed
         m = self.matrix
         w = soft_threshold(v, l1 / l2) if l1 else v
         share = np.zeros(m.n_features + 1)
-        loss_sum, conj_sum = _gap.block_sums(*m.kernel_args, m.n_samples, m.n_features,
-                                             self.bias, self.y, self.weights, w, self.duals,
-                                             l2, n_total, self.loss, share)
+        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, m.n_samples,
+                                                     m.n_features, self.bias, self.y,
+                                                     self.weights, w, self.duals, l2, n_total,
+                                                     self.loss, share)
         self.round, self.committed = round_, self.duals.copy()
         delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed) if epochs else None
-        return self.committed, delta, loss_sum, conj_sum, share
+        return self.committed, delta, loss_sum, conj_sum, share, fy_sum
 
     def local_round(self, v, l2, l1, n_total, sigma, epochs, seed):
         """CoCoA+'s local subproblem by SDCA from the duals: returns the block's change of v.
@@ -353,7 +355,7 @@ class BlockProblem:
         self.intercept_scaling = intercept_scaling
         self.fit_intercept = bias != 0.0
         self.free_intercept = False
-        self.certified = None          # (w, duals, primal, dual) of the last round
+        self.certified = None          # (w, duals, primal, dual, gap) of the last round
 
     def describe(self):
         return describe_objective(self.loss_name, self.loss_params, self.task, self.alpha,
@@ -369,12 +371,12 @@ class BlockProblem:
     def feasible_duals(self, duals):
         return duals
 
-    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+    def certificate(self, w, duals, l2=None, v_out=None, feasible=False, exact_v=False):
         certified = self.certified
         if certified is None or w is not certified[0] or duals is not certified[1]:
             raise ValueError("a problem held in blocks certifies the states its rounds hold, "
                              "no other point")
-        return certified[2], certified[3]
+        return certified[2:]
 
     def scaling_advice(self):
         return ""
@@ -434,9 +436,10 @@ class CoCoA:
             self.committed_v = self.v
             share = np.sum([p[4] for p in parts], axis=0)
             w = soft_threshold(self.v, l1 / l2) if l1 else self.v
-            primal, dual = _gap.combine(w, share, sum(p[2] for p in parts),
-                                        sum(p[3] for p in parts), problem.n_samples, l2, l1)
-            problem.certified = (w, np.concatenate(self.committed), primal, dual)
+            primal, dual, gap = _gap.combine(w, share, sum(p[2] for p in parts),
+                                             sum(p[3] for p in parts), sum(p[5] for p in parts),
+                                             problem.n_samples, l2, l1)
+            problem.certified = (w, np.concatenate(self.committed), primal, dual, gap)
             # The next v from the duals themselves (no drift) plus this round's changes.
             self.v = share + np.sum([p[1] for p in parts], axis=0)
             self.round += 1
@@ -446,8 +449,7 @@ class CoCoA:
         return True                    # every round computes its certificate anyway
 
     def point(self):
-        w, duals, _, _ = self.problem.certified
-        return w, duals
+        return self.problem.certified[:2]
 
     def after_check(self, checkpoint):
         pass

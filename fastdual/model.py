@@ -31,7 +31,8 @@ class Model:
     """A linear model w . x + b with its certificate.
 
     Attributes: coef_, intercept_, classes_ (binary classification; None for regression),
-    primal_, dual_, gap_ (= primal_ - dual_ >= P(coef_) - P*), converged_, n_epochs_,
+    primal_, dual_, gap_ (>= P(coef_) - P*; primal_ - dual_ but for rounding, summed without
+    cancellation), converged_, n_epochs_,
     history_ (one dict per check: epoch, seconds, primal, dual, gap, nnz), dual_coef_,
     l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
     intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the

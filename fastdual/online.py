@@ -129,13 +129,13 @@ class OnlineRDA:
         """The current model as a fastdual.Model; with data (X, y) it carries the certificate
         on that data, else its primal_, dual_ and gap_ are NaN (nothing certified)."""
         coef, intercept = self._coefficients()
-        primal = dual = np.nan
+        primal = dual = gap = np.nan
         if X is not None:
             cert = self.certify(X, y, sample_weight)
-            primal, dual = cert.primal, cert.dual
+            primal, dual, gap = cert.primal, cert.dual, cert.gap
         return Model(
             coef.copy(), intercept if self.fit_intercept else 0.0, self.classes, solver="rda",
-            l2_added_=0.0, primal_=float(primal), dual_=float(dual), gap_=float(primal - dual),
+            l2_added_=0.0, primal_=float(primal), dual_=float(dual), gap_=float(gap),
             converged_=False, n_epochs_=self.n_epochs_, history_=[], tol=0.0,
             **describe_objective(self.loss, self.loss_params, self.spec.task, self.alpha,
                                  self.l1_ratio, self.fit_intercept, self.intercept_scaling,

@@ -77,6 +77,89 @@ def test_incremental_v_equals_v_recomputed_from_alpha(l1_ratio, sparse):
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-12)
 
 
+def w_of_duals_exactly(X, duals, l2, l1):
+    """soft_threshold(X~^T duals / (l2 n), l1 / l2) (X~: X with a column of ones), in exact
+    rational arithmetic, rounded once to float64."""
+    from fractions import Fraction
+    n = X.shape[0]
+    columns = [[Fraction(float(x)) for x in X[:, j]] for j in range(X.shape[1])]
+    columns.append([Fraction(1)] * n)
+    a = [Fraction(float(t)) for t in duals]
+    scale, kappa = Fraction(l2) * n, Fraction(l1) / Fraction(l2)
+    v = [sum(x * t for x, t in zip(column, a)) / scale for column in columns]
+    return np.array([float(max(abs(e) - kappa, 0) * (1 if e > 0 else -1)) for e in v])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
+    """v(duals) written to v_out with exact_v is exact but for the last roundings (a few eps
+    per entry) where its terms cancel a million-fold; the certificate is the same bits either
+    way."""
+    from fastdual._problem import build_problem
+    rng = np.random.default_rng(4)
+    X = (rng.standard_normal((400, 6)) + 30.0).astype(dtype)
+    X[rng.random(X.shape) < 0.2] = 0.0
+    weights = rng.uniform(0.5, 2.0, 400)
+    problem = build_problem(sp.csr_matrix(X) if sparse else X, rng.standard_normal(400),
+                            loss="squared", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
+                            intercept_scaling=1.7, sample_weight=weights, loss_params={})
+    # Duals whose weighted sums against the columns nearly vanish.
+    columns = np.hstack([X.astype(float), np.full((400, 1), 1.7)]) * problem.sample_weight[:, None]
+    duals = rng.standard_normal(400)
+    duals -= columns @ np.linalg.lstsq(columns, duals, rcond=None)[0]
+    duals += 1e-5 * rng.standard_normal(400)
+    w = rng.standard_normal(7)
+    plain = problem.certificate(w, duals)
+    v = np.empty(7)
+    assert problem.certificate(w, duals, v_out=v, exact_v=True) == plain
+    from fractions import Fraction
+    c = [Fraction(float(t)) for t in problem.sample_weight]
+    a = [Fraction(float(t)) for t in duals]
+    columns = [[Fraction(float(x)) for x in X[:, j]] for j in range(6)]
+    columns.append([Fraction(1.7)] * 400)
+    scale = Fraction(1e-3) * 400
+    exact = [sum(ci * ai * x for ci, ai, x in zip(c, a, column)) / scale for column in columns]
+    magnitude = [sum(abs(ci * ai * x) for ci, ai, x in zip(c, a, column)) / scale
+                 for column in columns]
+    assert min(float(m / abs(e)) for m, e in zip(magnitude, exact)) > 1e5   # they cancel
+    eps = np.finfo(float).eps
+    for got, e in zip(v, exact):
+        assert abs(Fraction(float(got)) - e) <= 5 * eps * abs(e)
+
+
+@pytest.mark.parametrize("loss, shift, alpha, l1_ratio", [("logistic", 0.0, 1e-4, 0.0),
+                                                          ("logistic", 0.0, 1e-4, 0.3),
+                                                          ("smooth_hinge", 10.0, 1e-6, 0.0)])
+def test_a_long_sdca_run_returns_w_of_its_duals(monkeypatch, loss, shift, alpha, l1_ratio):
+    """5000 epochs on float32 data: SDCA's v, updated step by step, takes over at the checks
+    the certificate's v(duals) (summed with no rounding lost), so the returned coef_ and
+    intercept_ are w(dual_coef_) to 1e-14 of max |w|; kept incrementally only, they carry the
+    rounding of millions of updates."""
+    from fastdual.solvers import sdca
+    rng = np.random.default_rng(0)
+    X = (rng.standard_normal((500, 10)) + shift).astype(np.float32)
+    scores = X.astype(float) @ rng.standard_normal(10)
+    y = np.where(scores + 2 * scores.std() * rng.standard_normal(500) > np.median(scores),
+                 1.0, -1.0)
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+
+    def error(model):
+        w = w_of_duals_exactly(X, model.dual_coef_, l2, l1)
+        return np.max(np.abs(np.append(model.coef_, model.intercept_) - w)) / np.max(np.abs(w))
+
+    kwargs = dict(loss=loss, solver="sdca", alpha=alpha, l1_ratio=l1_ratio, tol=0.0,
+                  max_epochs=5000, check_every=10, random_state=0)
+    model = fastdual.train(X, y, **kwargs)
+    assert error(model) <= 1e-14
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss, alpha=alpha,
+                                l1_ratio=l1_ratio, dual_coef=model.dual_coef_)
+    assert (cert.primal, cert.dual, cert.gap) == (model.primal_, model.dual_, model.gap_)
+    # The same run with v kept incrementally only: the drift the take-over removes.
+    monkeypatch.setattr(sdca.SDCA, "dual_vector_out", lambda self: None)
+    assert error(fastdual.train(X, y, **kwargs)) > 2e-14
+
+
 def test_gap_bounds_the_suboptimality():
     """P(w_t) - P* <= gap_t for every check, with P* from a long run."""
     X, y = problem_for("smooth_hinge", n=100, d=8, seed=5)
@@ -203,3 +286,102 @@ def test_free_intercept_weak_duality_for_random_dual_points(loss, seed, l1_ratio
     cert = fastdual.duality_gap(X, y, coef, intercept, dual_coef=dual, **objective)
     assert cert.dual <= p_star + 1e-12 * max(1.0, abs(p_star))
     assert cert.dual <= cert.primal + 1e-12 * max(1.0, abs(cert.primal))
+
+
+@given(loss=st.sampled_from(ALL), seed=st.integers(0, 10_000),
+       l1_ratio=st.sampled_from([0.0, 0.3, 1.0]), sparse=st.booleans(),
+       intercept=st.sampled_from(["none", "regularized", "free"]))
+def test_the_gap_is_nonnegative_and_equals_primal_minus_dual(loss, seed, l1_ratio, sparse,
+                                                             intercept):
+    """The certificate's gap, a sum of Fenchel-Young terms, is >= 0 for any feasible duals and
+    agrees with P - D to rounding (docs/math.md Sec. 2)."""
+    rng = np.random.default_rng(seed)
+    X, y = problem_for(loss, n=30, d=5, seed=seed, sparse=sparse)
+    coef = rng.standard_normal(5)
+    b = None if intercept == "none" else float(rng.standard_normal())
+    dual = random_feasible_dual(loss, np.where(y > 0, 1.0, -1.0) if loss in BINARY_LOSSES else y,
+                                rng)
+    for dual_coef in (dual, None):
+        cert = fastdual.duality_gap(X, y, coef, b, loss=loss, alpha=0.1, l1_ratio=l1_ratio,
+                                    dual_coef=dual_coef, refine_epochs=0,
+                                    regularize_intercept=intercept != "free")
+        assert cert.gap >= 0.0
+        assert np.isfinite(cert.dual)
+        scale = max(1.0, abs(cert.primal), abs(cert.dual))
+        assert cert.gap == pytest.approx(cert.primal - cert.dual, rel=0, abs=1e-13 * scale)
+        assert cert.relative_gap == cert.gap / max(abs(cert.primal), np.finfo(float).tiny)
+
+
+def test_the_gap_of_an_infeasible_dual_point_is_infinite():
+    X, y = problem_for("hinge", n=30, d=5, seed=1)
+    cert = fastdual.duality_gap(X, y, np.zeros(5), loss="hinge", alpha=0.1,
+                                dual_coef=np.full(30, 2.0))
+    assert cert.dual == -np.inf and cert.gap == np.inf
+
+
+@pytest.mark.parametrize("solver, loss, l1_ratio", [
+    ("sdca", "hinge", 0.0), ("sdca", "logistic", 0.5), ("sdca", "squared", 1.0),
+    ("spdc", "smooth_hinge", 0.0), ("rda", "logistic", 0.3), ("newton", "squared_hinge", 0.0),
+    ("agm", "hinge", 0.0)])
+def test_trained_models_report_the_accumulated_gap(solver, loss, l1_ratio):
+    X, y = problem_for(loss, n=80, d=6, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        model = fastdual.train(X, y, solver=solver, loss=loss, alpha=0.01, l1_ratio=l1_ratio,
+                               tol=1e-9, max_epochs=300, random_state=0, check_every=5)
+    for entry in model.history_:
+        assert entry["gap"] >= 0.0
+        assert entry["gap"] == pytest.approx(entry["primal"] - entry["dual"], rel=0,
+                                             abs=1e-13 * max(1.0, abs(entry["primal"])))
+    assert model.gap_ == model.history_[-1]["gap"]
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss, alpha=0.01,
+                                l1_ratio=l1_ratio, dual_coef=model.dual_coef_)
+    assert (cert.primal, cert.dual, cert.gap) == (model.primal_, model.dual_, model.gap_)
+
+
+def test_the_gap_keeps_its_digits_where_primal_minus_dual_loses_them():
+    """n = 200000 rows, P ~ 1e6 and a gap ~ 5e-7 P: the rounding of the two O(n) sums is about
+    1e-8 of the gap; the accumulated gap matches an extended-precision P - D far closer."""
+    rng = np.random.default_rng(0)
+    n, d, l2 = 200_000, 4, 1e-2
+    X = rng.standard_normal((n, d))
+    y = X @ rng.standard_normal(d) + 1400.0 * rng.standard_normal(n)
+    w = np.linalg.solve(X.T @ X / n + l2 * np.eye(d), X.T @ y / n)     # the ridge optimum
+    duals = y - X @ w + rng.standard_normal(n)                          # its duals, perturbed
+    cert = fastdual.duality_gap(X, y, w, loss="squared", alpha=l2, dual_coef=duals)
+    # P - D in extended precision, from the definitions (no Fenchel-Young form).
+    L = np.longdouble
+    Xl, yl, wl, al = X.astype(L), y.astype(L), w.astype(L), duals.astype(L)
+    v = Xl.T @ al / (L(l2) * n)
+    primal = np.sum((Xl @ wl - yl) ** 2) / (2 * n) + L(l2) / 2 * np.sum(wl * wl)
+    dual = np.sum(al * yl - al * al / 2) / n - L(l2) / 2 * np.sum(v * v)
+    reference = float(primal - dual)
+    assert 1e5 < cert.primal and 1e-7 < reference / cert.primal < 1e-6
+    assert abs(cert.gap - reference) <= 1e-11 * reference
+    # The problem is one where the subtraction does lose digits:
+    assert abs((cert.primal - cert.dual) - reference) > 1e-10 * reference
+
+
+@pytest.mark.parametrize("l1_ratio, free", [(0.0, False), (0.4, False), (0.0, True)])
+def test_the_block_form_gives_the_one_block_certificate(l1_ratio, free):
+    """block_sums over blocks of rows, then combine (fastdual.dask's rounds): the certificate's
+    (P, D, gap) of the whole data in one pass, to rounding."""
+    from fastdual._core import gap as _gap
+    from fastdual._problem import build_problem
+    X, y = problem_for("logistic", n=90, d=5, seed=2, sparse=True)
+    problem = build_problem(X, y, loss="logistic", alpha=0.05, C=None, l1_ratio=l1_ratio,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={}, regularize_intercept=not free)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(6)
+    duals = problem.feasible_duals(rng.random(90) * problem.duals_from_margins(w))
+    primal, dual, gap = problem.certificate(w, duals)
+    v, sums = np.zeros(6), np.zeros(3)
+    for rows in (slice(0, 25), slice(25, 60), slice(60, 90)):
+        Xk = sp.csr_matrix(X[rows])
+        sums += _gap.block_sums(Xk.data, Xk.indices, Xk.indptr, Xk.shape[0], 5, problem.bias,
+                                problem.y[rows], problem.sample_weight[rows], w, duals[rows],
+                                problem.l2, 90, problem.loss, v, free)
+    blocks = _gap.combine(w, v, *sums, 90, problem.l2, problem.l1, free)
+    np.testing.assert_allclose(blocks, (primal, dual, gap), rtol=1e-12)
+    assert blocks[2] == pytest.approx(blocks[0] - blocks[1], rel=1e-10)

@@ -103,8 +103,8 @@ def test_the_cluster_gives_the_rounds_of_the_algorithm_in_one_process(client):
                                       **kwargs)
     np.testing.assert_array_equal(model.coef_, local.coef_)
     np.testing.assert_array_equal(model.dual_coef_, local.dual_coef_)
-    assert (model.primal_, model.dual_, model.n_epochs_) == (local.primal_, local.dual_,
-                                                             local.n_epochs_)
+    assert (model.primal_, model.dual_, model.gap_, model.n_epochs_) == (
+        local.primal_, local.dual_, local.gap_, local.n_epochs_)
     assert [h["gap"] for h in model.history_] == [h["gap"] for h in local.history_]
 
 

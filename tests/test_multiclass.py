@@ -505,3 +505,29 @@ def test_ctrl_c_in_one_vs_rest_raises_with_the_model():
     model = caught.value.model
     assert model is not None and model.coef_.shape == (4, 7)
     assert model.class_n_epochs_[3] == 0 and model.class_n_epochs_[2] >= 2
+
+
+@pytest.mark.parametrize("loss, strategy", [("hinge", "crammer_singer"),
+                                            ("smooth_hinge", "crammer_singer"),
+                                            ("logistic", "multinomial")])
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.3])
+def test_the_vector_gap_is_nonnegative_and_equals_primal_minus_dual(loss, strategy, l1_ratio):
+    """Random feasible vector duals (the margin duals of random W, shrunk towards 0): the
+    certificate's Fenchel-Young gap is >= 0 and equals P - D to rounding."""
+    from fastdual._core.gap import margin_duals_vector
+    X, y = multiclass_problem(n=60, d=5, k=4, seed=21)
+    labels = np.searchsorted(np.unique(y), y)
+    rng = np.random.default_rng(3)
+    family = 1 if strategy == "crammer_singer" else 2
+    for trial in range(5):
+        coef, intercept = rng.standard_normal((4, 5)), rng.standard_normal(4)
+        margins = X @ rng.standard_normal((5, 4)) * 3
+        duals = margin_duals_vector(np.ascontiguousarray(margins), labels.astype(np.intp),
+                                    family, 1.0 if loss == "smooth_hinge" else 0.0)
+        duals = duals * rng.random(60)[:, None]
+        cert = fastdual.duality_gap(X, y, coef, intercept, loss=loss, multiclass=strategy,
+                                    alpha=0.1, l1_ratio=l1_ratio, dual_coef=duals.T,
+                                    refine_epochs=0)
+        assert np.isfinite(cert.dual) and cert.gap >= 0.0
+        assert cert.gap == pytest.approx(cert.primal - cert.dual, rel=0,
+                                         abs=1e-13 * max(1.0, abs(cert.primal)))

@@ -21,6 +21,17 @@ certificate of a pure-l1 model is exact for the l1 problem itself, not for an l2
 There the dual point built from the margins, u_i = -phi'(x_i . w), scaled the same way, is often
 much closer to optimal than the solver's alpha (it is what certifies a Lasso solution); both are
 computed in the same pass and the larger dual value, still a true lower bound, is reported.
+
+The gap is not taken as P - D: at a small relative gap on many rows the rounding of the two O(n)
+sums is as large as the gap itself. It is accumulated in the same pass as a sum of terms that
+are each >= 0 (Fenchel-Young; docs/math.md Sec. 2, "The gap without cancellation"):
+
+    gap = (1/n) sum_i c_i [phi(y_i, z_i) + phi*(-a_i) + a_i z_i] + l2 [g(w) + g*(v) - w . v],
+
+equal to P - D in exact arithmetic since (1/n) sum_i c_i a_i z_i = l2 w . v, with each
+penalty entry 1/2 (w_j - s_j)^2 + |w_j| (kappa - sign(w_j) t_j), t_j = clip(v_j, -kappa, kappa),
+s_j = v_j - t_j. Pure l1: the same over the scaled duals, penalty entries
+|w_j| (l1 - sign(w_j) s u_j).
 """
 import numpy as np
 from cython cimport floating
@@ -28,24 +39,43 @@ from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss
 from fastdual._core.multiclass cimport dual_value, loss_value, margin_duals
-from fastdual._core.rows cimport row_range, row_dot, row_axpy
+from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, two_product,
+                                  two_sum_add)
 
 
-cdef double _feasible_dual_sum(const double* v, Py_ssize_t m, double l1, Loss loss,
-                               const double[::1] y, const double[::1] sample_weight,
-                               const double[::1] duals, Py_ssize_t n_samples) noexcept nogil:
-    """sum_i c_i (-phi*(-s a_i)) with s = min(1, l1 / ||v||_inf), v = (1/n) X^T (c a)."""
-    cdef double max_abs = 0.0, shrink = 1.0, total = 0.0
-    cdef Py_ssize_t j, i
+cdef inline double _fenchel_young(double value, double dual_term, double a,
+                                  double z) noexcept nogil:
+    """phi(z) + phi*(-a) + a z >= 0 (Fenchel-Young), from phi(z) and dual_term = -phi*(-a):
+    +inf outside the domain of phi*; a term below 0 is rounding and counts as 0."""
+    cdef double term = (value + a * z) - dual_term
+    return 0.0 if term < 0.0 else term
+
+
+cdef double _feasible_scale(const double* v, Py_ssize_t m, double l1) noexcept nogil:
+    """s = min(1, l1 / ||v||_inf) over m entries: s a is feasible for the pure-l1 dual."""
+    cdef double max_abs = 0.0
+    cdef Py_ssize_t j
     for j in range(m):
         if fabs(v[j]) > max_abs:
             max_abs = fabs(v[j])
-    if max_abs > l1:
-        shrink = l1 / max_abs
+    return l1 / max_abs if max_abs > l1 else 1.0
+
+
+cdef void _scaled_dual_sums(double shrink, Loss loss, const double[::1] y,
+                            const double[::1] sample_weight, const double[::1] duals,
+                            const double[::1] margins, const double[::1] values,
+                            Py_ssize_t n_samples, double* conj_sum,
+                            double* fy_sum) noexcept nogil:
+    """sum_i c_i (-phi*(-s a_i)) and sum_i c_i [phi(z_i) + phi*(-s a_i) + s a_i z_i] from the
+    margins z_i and loss values phi(z_i) the pass kept."""
+    cdef Py_ssize_t i
+    cdef double a, dual_term
     for i in range(n_samples):
         if sample_weight[i] != 0.0:
-            total += sample_weight[i] * loss.dual_value(y[i], shrink * duals[i])
-    return total
+            a = shrink * duals[i]
+            dual_term = loss.dual_value(y[i], a)
+            conj_sum[0] += sample_weight[i] * dual_term
+            fy_sum[0] += sample_weight[i] * _fenchel_young(values[i], dual_term, a, margins[i])
 
 
 cdef void _penalty_terms(const double* w, const double* v, Py_ssize_t m, double l2, double l1,
@@ -65,37 +95,100 @@ cdef void _penalty_terms(const double* w, const double* v, Py_ssize_t m, double 
                 g_conj[0] += 0.5 * excess * excess
 
 
+cdef double _penalty_gap(const double* w, const double* v, Py_ssize_t m, double l2, double l1,
+                         double shrink) noexcept nogil:
+    """The regulariser's share of the gap over m entries, a sum of terms >= 0: for l2 > 0,
+    l2 [g(w) + g*(v) - w . v] = l2 sum_j [1/2 (w_j - s_j)^2 + |w_j| (kappa - sign(w_j) t_j)]
+    with t_j = clip(v_j, -kappa, kappa), s_j = v_j - t_j, kappa = l1 / l2; for l2 = 0,
+    l1 ||w||_1 - w . (shrink v) = sum_j |w_j| (l1 - sign(w_j) u_j), u_j = shrink v_j clipped
+    to [-l1, l1] (it is in it but for rounding). docs/math.md Sec. 2."""
+    cdef Py_ssize_t j
+    cdef double kappa, t, d, total = 0.0
+    if l2 > 0.0:
+        kappa = l1 / l2
+        for j in range(m):
+            t = v[j] if v[j] < kappa else kappa
+            t = t if t > -kappa else -kappa
+            d = w[j] - (v[j] - t)
+            if w[j] > 0.0:
+                total += 0.5 * d * d + w[j] * (kappa - t)
+            else:
+                total += 0.5 * d * d - w[j] * (kappa + t)
+        return l2 * total
+    for j in range(m):
+        t = shrink * v[j]
+        t = t if t < l1 else l1
+        t = t if t > -l1 else -l1
+        if w[j] > 0.0:
+            total += w[j] * (l1 - t)
+        else:
+            total -= w[j] * (l1 + t)
+    return total
+
+
 cdef void _block_pass(const floating* x, const int* ind, const int* ptr, Py_ssize_t n_rows,
                       Py_ssize_t n_features, double bias, const double[::1] y,
                       const double[::1] sample_weight, const double* w,
-                      const double[::1] duals, double inv_l2n, Loss loss, double v_bias,
-                      double* v, double* loss_sum, double* conj_sum, bint margin_alternative,
-                      double[::1] margin_duals, double* v_margin) noexcept nogil:
-    """One pass over a block of rows: adds sum_i c_i phi(x_i . w) and sum_i c_i (-phi*(-a_i))
-    to the sums and c_i a_i x_i / (l2 n) to v (the intercept feature's entry with v_bias), and,
-    for pure l1, the same for the margin duals. The block form of the certificate: blocks of
-    rows (Dask's, one machine's) are passed separately and their sums and v's added."""
+                      const double[::1] duals, Loss loss, double v_bias, double* v,
+                      double* v_error, double* loss_sum, double* conj_sum, double* fy_sum,
+                      bint keep_margins, double[::1] margins, double[::1] values,
+                      bint margin_alternative, double[::1] margin_duals,
+                      double* v_margin) noexcept nogil:
+    """One pass over a block of rows: adds sum_i c_i phi(x_i . w), sum_i c_i (-phi*(-a_i)) and
+    the Fenchel-Young sum sum_i c_i [phi(x_i . w) + phi*(-a_i) + a_i x_i . w] to the sums and
+    c_i a_i x_i to v (the intercept feature's entry with v_bias; the caller scales by
+    1/(l2 n)). Unless v_error is NULL, the rounding of every product and addition goes to
+    v_error (row_axpy_exact; v itself gets the same bits as without): v + v_error is then the
+    sum up to O(n eps^2) of the sum of its terms' sizes, however much they cancel, a v a
+    solver can take over as its own. For pure l1 (keep_margins) the Fenchel-Young terms
+    wait for the duals' scale: the margins and loss values are kept instead, and, with
+    margin_alternative, the margin duals and their v. The block form of the certificate: blocks
+    of rows (Dask's, one machine's) are passed separately and their sums and v's added."""
     cdef Py_ssize_t i, start, end
-    cdef double z, c, scale, u
+    cdef double z, c, coef, coef_error, bias_term, bias_error, u, value, dual_term
     for i in range(n_rows):
         c = sample_weight[i]
         if c == 0.0:
             continue
         row_range(ptr, i, n_features, &start, &end)
         z = row_dot(x, ind, start, end, w) + bias * w[n_features]
-        loss_sum[0] += c * loss.value(y[i], z)
-        conj_sum[0] += c * loss.dual_value(y[i], duals[i])
-        scale = c * duals[i] * inv_l2n
-        if scale != 0.0:
-            row_axpy(x, ind, start, end, scale, v)
-            v[n_features] += scale * v_bias
+        value = loss.value(y[i], z)
+        dual_term = loss.dual_value(y[i], duals[i])
+        loss_sum[0] += c * value
+        conj_sum[0] += c * dual_term
+        if keep_margins:
+            margins[i] = z
+            values[i] = value
+        else:
+            fy_sum[0] += c * _fenchel_young(value, dual_term, duals[i], z)
+        if duals[i] != 0.0:
+            if v_error != NULL:
+                two_product(c, duals[i], &coef, &coef_error)
+                row_axpy_exact(x, ind, start, end, coef, coef_error, v, v_error)
+                two_product(coef, v_bias, &bias_term, &bias_error)
+                two_sum_add(&v[n_features], &v_error[n_features], bias_term)
+                v_error[n_features] += bias_error + coef_error * v_bias
+            else:
+                coef = c * duals[i]
+                row_axpy(x, ind, start, end, coef, v)
+                v[n_features] += coef * v_bias
         if margin_alternative:
             u = loss.dual_from_margin(y[i], z)
             margin_duals[i] = u
-            scale = c * u * inv_l2n
-            if scale != 0.0:
-                row_axpy(x, ind, start, end, scale, v_margin)
-                v_margin[n_features] += scale * v_bias
+            if u != 0.0:
+                coef = c * u
+                row_axpy(x, ind, start, end, coef, v_margin)
+                v_margin[n_features] += coef * v_bias
+
+
+cdef void _scale(double* v, double* error, Py_ssize_t m, double factor) noexcept nogil:
+    """The pass's sums scaled to v(duals): v = v factor, the sum as row_axpy makes it, and,
+    unless error is NULL, error = (v + error) factor, the sum with the rounding the pass kept."""
+    cdef Py_ssize_t j
+    for j in range(m):
+        if error != NULL:
+            error[j] = (v[j] + error[j]) * factor
+        v[j] *= factor
 
 
 def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -103,48 +196,64 @@ def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] 
                const double[::1] sample_weight, const double[::1] w, const double[::1] duals,
                double l2, Py_ssize_t n_total, Loss loss, double[::1] v, bint free_bias=False):
     """The certificate's pass over one block of the rows of a problem of n_total samples:
-    returns (sum_i c_i phi(y_i, x_i . w), sum_i c_i (-phi*(-a_i))) over the block and adds its
-    share of v(duals) to v (length n_features + 1). combine() turns the totals into (P, D).
+    returns (sum_i c_i phi(y_i, x_i . w), sum_i c_i (-phi*(-a_i)), sum_i c_i [phi(y_i, x_i . w)
+    + phi*(-a_i) + a_i x_i . w]) over the block and adds its share of v(duals) to v (length
+    n_features + 1), summed without losing cancelled digits (_block_pass with v_error):
+    fastdual.dask's next v is the blocks' shares. combine() turns the totals into (P, D, gap).
     l2 > 0."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef double loss_sum = 0.0, conj_sum = 0.0
+    cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
     cdef double[::1] unused = np.zeros(1)
+    cdef double[::1] share = np.zeros(n_features + 1), share_error = np.zeros(n_features + 1)
+    cdef Py_ssize_t j
     with nogil:
         _block_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, &w[0], duals,
-                    1.0 / (l2 * n_total), loss, 0.0 if free_bias else bias, &v[0], &loss_sum,
-                    &conj_sum, False, unused, NULL)
-    return loss_sum, conj_sum
+                    loss, 0.0 if free_bias else bias, &share[0], &share_error[0], &loss_sum,
+                    &conj_sum, &fy_sum, False, unused, unused, False, unused, NULL)
+        _scale(&share[0], &share_error[0], n_features + 1, 1.0 / (l2 * n_total))
+        for j in range(n_features + 1):
+            v[j] += share_error[j]
+    return loss_sum, conj_sum, fy_sum
 
 
 def combine(const double[::1] w, const double[::1] v, double loss_sum, double conj_sum,
-            Py_ssize_t n_total, double l2, double l1, bint free_bias=False):
-    """(P, D) from the blocks' summed sums and v: P = loss_sum / n + l2/2 ||w||^2 + l1 ||w||_1,
-    D = conj_sum / n - l2 g*(v) (the free intercept's entry out of both penalties). l2 > 0."""
-    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+            double fy_sum, Py_ssize_t n_total, double l2, double l1, bint free_bias=False):
+    """(P, D, gap) from the blocks' summed sums and v: P = loss_sum / n + l2/2 ||w||^2 +
+    l1 ||w||_1, D = conj_sum / n - l2 g*(v), gap = fy_sum / n + l2 [g(w) + g*(v) - w . v]
+    (the free intercept's entry out of every penalty term). l2 > 0."""
+    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0, penalty_gap
     cdef Py_ssize_t m = w.shape[0] - 1 if free_bias else w.shape[0]
     with nogil:
         _penalty_terms(&w[0], &v[0], m, l2, l1, &sq_norm, &l1_norm, &g_conj)
+        penalty_gap = _penalty_gap(&w[0], &v[0], m, l2, l1, 1.0)
     return (loss_sum / n_total + 0.5 * l2 * sq_norm + l1 * l1_norm,
-            conj_sum / n_total - l2 * g_conj)
+            conj_sum / n_total - l2 * g_conj, fy_sum / n_total + penalty_gap)
 
 
 def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,
                 const double[::1] w, const double[::1] duals,
-                double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False):
-    """Return (primal, dual) for w and the duals, and write v(duals) into v_out (length
-    n_features + 1): the whole data as one block (block_sums and combine, for l2 > 0).
+                double l2, double l1, Loss loss, double[::1] v_out, bint free_bias=False,
+                bint exact_v=False):
+    """Return (primal, dual, gap) for w and the duals, and write v(duals) into v_out (length
+    n_features + 1): the whole data as one block (block_sums and combine, for l2 > 0). The gap
+    is the Fenchel-Young sum (module docstring), P - D without its cancellation. exact_v:
+    v_out receives v summed without losing the digits its terms cancel (_block_pass with
+    v_error), for a solver that takes it over as its own v (the pass takes 25-95 % longer);
+    P, D and the gap are the same bits either way, computed with v as row_axpy sums it.
 
     free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a
     free intercept). Its dual carries the constraint sum_i c_i duals_i = 0, which the caller
     must have made hold (fastdual._problem projects the duals onto it); the intercept then
-    drops out of v and of g*, and v_out[n_features] is 0.
+    drops out of v, of g* and of the gap's penalty term (its share of sum_i c_i a_i z_i is
+    w_b bias sum_i c_i a_i = 0), and v_out[n_features] is 0.
 
     With l2 = 0, v_out receives (1/n) X^T (c duals) and the dual is the better of the scaled
-    alpha and the scaled margin duals (module docstring). Samples of weight 0 are skipped.
+    alpha and the scaled margin duals (module docstring), the one of the smaller gap. Samples of
+    weight 0 are skipped.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
@@ -156,27 +265,45 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef bint margin_alternative = pure_l1 and not free_bias
     cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
     cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
-    cdef double loss_sum = 0.0, conj_sum = 0.0, margin_conj_sum = 0.0
-    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+    cdef double[::1] v_error = np.zeros(n_features + 1 if exact_v else 1)
+    cdef double[::1] margins = np.zeros(n_samples if pure_l1 else 1)
+    cdef double[::1] values = np.zeros(n_samples if pure_l1 else 1)
+    cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
+    cdef double margin_conj_sum = 0.0, margin_fy_sum = 0.0
+    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0, shrink = 1.0
+    cdef double penalty_gap, margin_penalty_gap, gap
     cdef double v_bias = 0.0 if free_bias else bias     # the intercept feature's share in v
     cdef Py_ssize_t penalised = n_features if free_bias else n_features + 1
     with nogil:
         v_out[:] = 0.0
         _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0], duals,
-                    inv_l2n, loss, v_bias, &v_out[0], &loss_sum, &conj_sum,
-                    margin_alternative, margin_duals, &v_margin[0])
+                    loss, v_bias, &v_out[0], &v_error[0] if exact_v else NULL, &loss_sum,
+                    &conj_sum, &fy_sum, pure_l1, margins, values, margin_alternative,
+                    margin_duals, &v_margin[0])
+        _scale(&v_out[0], &v_error[0] if exact_v else NULL, n_features + 1, inv_l2n)
+        if margin_alternative:
+            _scale(&v_margin[0], NULL, n_features + 1, inv_l2n)
         _penalty_terms(&w[0], &v_out[0], penalised, l2, l1, &sq_norm, &l1_norm, &g_conj)
         if pure_l1:
-            conj_sum = _feasible_dual_sum(&v_out[0], penalised, l1, loss, y,
-                                          sample_weight, duals, n_samples)
-            if margin_alternative:
-                margin_conj_sum = _feasible_dual_sum(&v_margin[0], penalised, l1, loss, y,
-                                                     sample_weight, margin_duals, n_samples)
-                if margin_conj_sum > conj_sum:
-                    conj_sum = margin_conj_sum
+            conj_sum = fy_sum = 0.0
+            shrink = _feasible_scale(&v_out[0], penalised, l1)
+            _scaled_dual_sums(shrink, loss, y, sample_weight, duals, margins, values,
+                              n_samples, &conj_sum, &fy_sum)
+        penalty_gap = _penalty_gap(&w[0], &v_out[0], penalised, l2, l1, shrink)
+        gap = fy_sum / n_samples + penalty_gap
+        if margin_alternative:
+            shrink = _feasible_scale(&v_margin[0], penalised, l1)
+            _scaled_dual_sums(shrink, loss, y, sample_weight, margin_duals, margins, values,
+                              n_samples, &margin_conj_sum, &margin_fy_sum)
+            margin_penalty_gap = _penalty_gap(&w[0], &v_margin[0], penalised, l2, l1, shrink)
+            if margin_fy_sum / n_samples + margin_penalty_gap < gap:
+                gap = margin_fy_sum / n_samples + margin_penalty_gap
+                conj_sum = margin_conj_sum
+        if exact_v:
+            v_out[:] = v_error
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
-    return primal, dual
+    return primal, dual, gap
 
 
 def primal_dual_vector(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -184,18 +311,20 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                        const Py_ssize_t[::1] labels, const double[::1] sample_weight,
                        const double[:, ::1] w, const double[:, ::1] duals, double l2, double l1,
                        int family, double gamma, double[:, ::1] v_out):
-    """(primal, dual) of a k-class problem with vector duals (Crammer-Singer, smoothed by gamma,
-    or multinomial, _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the intercept feature's row
-    last, penalised), duals (n_samples, k); the same P and D as primal_dual with x_i . w the
-    k margins W^T x_i, phi and phi* the k-class losses and v = 1/(l2 n) sum_i c_i x_i a_i^T.
-    l2 > 0."""
+    """(primal, dual, gap) of a k-class problem with vector duals (Crammer-Singer, smoothed by
+    gamma, or multinomial, _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the
+    intercept feature's row last, penalised), duals (n_samples, k); the same P, D and
+    Fenchel-Young gap as primal_dual with x_i . w the k margins z_i = W^T x_i, a_i z_i the
+    inner product a_i . z_i, phi and phi* the k-class losses and v = 1/(l2 n) sum_i c_i x_i
+    a_i^T. l2 > 0."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef Py_ssize_t k = w.shape[1], i, j, m, kk, start, end
     cdef double[::1] z = np.empty(k)
-    cdef double c, scale, xv
-    cdef double loss_sum = 0.0, conj_sum = 0.0, sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0
+    cdef double c, scale, xv, value, dual_term, inner
+    cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
+    cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0, penalty_gap
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
     with nogil:
         v_out[:, :] = 0.0
@@ -211,8 +340,14 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                 xv = x[kk]
                 for m in range(k):
                     z[m] += xv * w[j, m]
-            loss_sum += c * loss_value(family, &z[0], k, labels[i], gamma)
-            conj_sum += c * dual_value(family, &duals[i, 0], k, labels[i], gamma)
+            value = loss_value(family, &z[0], k, labels[i], gamma)
+            dual_term = dual_value(family, &duals[i, 0], k, labels[i], gamma)
+            loss_sum += c * value
+            conj_sum += c * dual_term
+            inner = 0.0
+            for m in range(k):
+                inner += duals[i, m] * z[m]
+            fy_sum += c * _fenchel_young(value, dual_term, 1.0, inner)
             scale = c * inv_l2n
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
@@ -223,9 +358,10 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                 v_out[n_features, m] += scale * bias * duals[i, m]
         _penalty_terms(&w[0, 0], &v_out[0, 0], (n_features + 1) * k, l2, l1, &sq_norm,
                        &l1_norm, &g_conj)
+        penalty_gap = _penalty_gap(&w[0, 0], &v_out[0, 0], (n_features + 1) * k, l2, l1, 1.0)
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
-    return primal, dual
+    return primal, dual, fy_sum / n_samples + penalty_gap
 
 
 def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family,

@@ -76,6 +76,62 @@ cdef inline void row_axpy(const floating* data, const int* indices, Py_ssize_t s
             v[k] += scale * x[k]
 
 
+# Error-free transformations (Knuth, Dekker; no fma needed), for sums that must not lose the
+# digits their terms cancel: v(duals) taken over by a solver as its own v.
+
+cdef inline void two_sum_add(double* total, double* error, double term) noexcept nogil:
+    """total += term with its rounding added to error exactly (Knuth's TwoSum, branch-free):
+    after any number of additions total + error is their sum up to O(n eps^2) sum |terms|."""
+    cdef double s = total[0] + term
+    cdef double t_part = s - total[0]
+    error[0] += (total[0] - (s - t_part)) + (term - t_part)
+    total[0] = s
+
+
+cdef inline void split(double a, double factor, double* head, double* tail) noexcept nogil:
+    """a = head + tail exactly, head with 53 - log2(factor - 1) significant bits (Veltkamp)."""
+    cdef double c = factor * a
+    head[0] = c - (c - a)
+    tail[0] = a - head[0]
+
+
+cdef inline void two_product(double a, double b, double* product, double* error) noexcept nogil:
+    """product + error = a b exactly (Dekker's product from 27-bit halves)."""
+    cdef double a_head, a_tail, b_head, b_tail
+    product[0] = a * b
+    split(a, 134217729.0, &a_head, &a_tail)
+    split(b, 134217729.0, &b_head, &b_tail)
+    error[0] = (((a_head * b_head - product[0]) + a_head * b_tail) + a_tail * b_head) \
+        + a_tail * b_tail
+
+
+cdef inline void row_axpy_exact(const floating* data, const int* indices, Py_ssize_t start,
+                                Py_ssize_t end, double coef, double coef_error, double* total,
+                                double* error) noexcept nogil:
+    """total + error += (coef + coef_error) x_i over the stored part of row i with no rounding
+    lost: total receives the rounded products coef x_ij exactly as row_axpy adds them (the
+    same bits), and error each product's rounding (two_product; with float32 values coef's
+    29-bit head times a 24-bit value is exact, and so is its difference from the rounded
+    product) and each addition's (two_sum_add). Over many rows total + error is then
+    sum_i coef_i x_i up to O(n eps^2) sum_i |coef_i x_i|, however much its terms cancel."""
+    cdef Py_ssize_t k, j
+    cdef double head, rest, product, product_error
+    if floating is float:
+        split(coef, 16777217.0, &head, &rest)
+        rest += coef_error
+        for k in range(start, end):
+            j = indices[k] if indices != NULL else k - start
+            product = coef * data[k]
+            two_sum_add(&total[j], &error[j], product)
+            error[j] += (head * data[k] - product) + rest * data[k]
+    else:
+        for k in range(start, end):
+            j = indices[k] if indices != NULL else k - start
+            two_product(coef, data[k], &product, &product_error)
+            two_sum_add(&total[j], &error[j], product)
+            error[j] += product_error + coef_error * data[k]
+
+
 cdef inline void row_square_axpy(const floating* data, const int* indices, Py_ssize_t start,
                                  Py_ssize_t end, double scale, double* v) noexcept nogil:
     """v += scale * x_i^2 (entrywise) over the stored part of row i: diag(X^T D X)."""

@@ -51,11 +51,14 @@ class F1Problem(Problem):
         excess = np.maximum(np.abs(gamma) - self.l1, 0.0)
         return expected - float(excess @ excess) / (2.0 * self.l2)
 
-    def primal_dual(self, w, duals, l2=None, v_out=None, feasible=False):
+    def certificate(self, w, duals, l2=None, v_out=None, feasible=False, exact_v=False):
+        """(P, D, P - D): the F1 risk's dual is over labelings, with no per-sample
+        Fenchel-Young terms to sum."""
         w = np.asarray(w, dtype=np.float64)
         primal = self.penalty(w) + _f1.worst_labeling(np.ascontiguousarray(self._margins(w)),
                                                       self.y)
-        return primal, self.dual_value(self.feasible_duals(duals))
+        dual = self.dual_value(self.feasible_duals(duals))
+        return primal, dual, primal - dual
 
     def feasible_duals(self, duals):
         duals = np.asarray(duals, dtype=np.float64)
