@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from fastdual import _fit, _loop
-from fastdual._core import gap as _gap, rows as _rows
+from fastdual._core import gap as _gap, multiclass as _vector_losses, rows as _rows
 from fastdual._problem import Problem, build_problem
 from fastdual._validation import check_int
 from fastdual.losses import LOSSES, get_loss_spec
@@ -27,10 +27,16 @@ from fastdual.model import Model
 from fastdual.solvers.vector_sdca import VectorSDCA
 
 MULTICLASS = ("ovr", "crammer_singer", "multinomial")
-# The joint strategies, as the k-class kernels (_core/multiclass.pxd) number them; which losses
-# each trains is the loss table's `joint` column (fastdual.losses).
-CRAMMER_SINGER, MULTINOMIAL = 1, 2
-FAMILIES = {"crammer_singer": CRAMMER_SINGER, "multinomial": MULTINOMIAL}
+
+
+def joint_loss(strategy, loss):
+    """The k-class loss (_core/multiclass.pxd's VectorLoss) of a joint strategy, from its binary
+    loss: Crammer-Singer smoothed as the binary loss is (smooth_hinge's gamma; 0 for the hinge),
+    the multinomial. Which binary losses extend to which strategy is the loss table's `joint`
+    column (fastdual.losses)."""
+    if strategy == "crammer_singer":
+        return _vector_losses.CrammerSinger(loss.gamma)
+    return _vector_losses.Multinomial()
 
 
 def joint_losses(strategy):
@@ -171,14 +177,8 @@ class VectorProblem(Problem):
     certificate is _core/gap.primal_dual_vector (docs/math.md, "Multiclass")."""
     labels: np.ndarray = None
     strategy: str = ""
-    family: int = 0
     n_classes: int = 0
-    smoothing: float = 0.0     # Crammer-Singer's gamma (smooth_hinge), 0 for the plain loss
-
-    @property
-    def shrinks(self):
-        """Crammer-Singer's duals sit on the faces of their simplex: shrinking pays."""
-        return self.family == CRAMMER_SINGER
+    vector_loss: object = None  # the k-class loss, a _core.multiclass.VectorLoss
 
     def describe(self):
         return dict(super().describe(), task="multiclass", multiclass=self.strategy)
@@ -199,8 +199,8 @@ class VectorProblem(Problem):
                                        self.bias, self.labels, self.sample_weight,
                                        np.ascontiguousarray(w, dtype=np.float64),
                                        np.ascontiguousarray(duals, dtype=np.float64),
-                                       self.l2 if l2 is None else l2, self.l1, self.family,
-                                       self.smoothing, v_out)
+                                       self.l2 if l2 is None else l2, self.l1,
+                                       self.vector_loss, v_out)
 
     def dual_vector(self, duals, l2=None, out=None, feasible=False):
         """V(duals) = 1/(l2 n) sum_i c_i x_i duals_i^T, (n_features + 1, k): one transpose
@@ -222,8 +222,7 @@ class VectorProblem(Problem):
 
     def duals_from_margins(self, w):
         margins = self.X.matvec(w[:self.n_features]) + self.bias * w[self.n_features]
-        return _gap.margin_duals_vector(np.ascontiguousarray(margins), self.labels, self.family,
-                                        self.smoothing)
+        return self.vector_loss.margin_duals_of(np.ascontiguousarray(margins), self.labels)
 
 
 def build_vector_problem(matrix, classes, index, strategy, objective):
@@ -237,12 +236,9 @@ def build_vector_problem(matrix, classes, index, strategy, objective):
                          "regularize_intercept=True")
     fields = {name: getattr(base, name) for name in Problem.__dataclass_fields__}
     fields.update(classes=classes, task="multiclass")
-    # The binary loss's own smoothing (smooth_hinge's gamma; 0 for the hinge) smooths
-    # Crammer-Singer's max the same way.
-    smoothing = base.loss.gamma if FAMILIES[strategy] == CRAMMER_SINGER else 0.0
     return VectorProblem(**fields, labels=np.asarray(index, dtype=np.intp), strategy=strategy,
-                         family=FAMILIES[strategy], n_classes=int(classes.shape[0]),
-                         smoothing=float(smoothing))
+                         n_classes=int(classes.shape[0]),
+                         vector_loss=joint_loss(strategy, base.loss))
 
 
 def train_joint(matrix, classes, index, objective, run, strategy, warm_start):

@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import fastdual
 from conftest import BINARY_LOSSES
+from fastdual._core.multiclass import CrammerSinger, Multinomial
 
 
 def multiclass_problem(n=240, d=7, k=4, seed=0, sparse=False):
@@ -155,12 +156,11 @@ def np_joint_objective(X, labels, coef, intercept, strategy, alpha):
     return losses.mean() + 0.5 * alpha * (np.sum(coef ** 2) + np.sum(intercept ** 2))
 
 
-@pytest.mark.parametrize("family, strategy", [(1, "crammer_singer"), (2, "multinomial")])
-def test_the_vector_step_maximises_its_subproblem(family, strategy):
+@pytest.mark.parametrize("strategy", ["crammer_singer", "multinomial"])
+def test_the_vector_step_maximises_its_subproblem(strategy):
     """The kernel's step against SLSQP on the same k-dimensional concave problem."""
     from scipy.optimize import minimize
-    from fastdual._core.gap import vector_values
-    from fastdual.solvers._vector import vector_step
+    loss = CrammerSinger() if strategy == "crammer_singer" else Multinomial()
     rng = np.random.default_rng(7)
     for trial in range(30):
         k = int(rng.integers(3, 7))
@@ -176,11 +176,11 @@ def test_the_vector_step_maximises_its_subproblem(family, strategy):
         labels = np.array([y])
 
         def value(a):
-            dual = vector_values(a[None, :], labels, family, dual=True)[0]
+            dual = loss.values(a[None, :], labels, dual=True)[0]
             return dual - z @ (a - a0) - q / 2 * np.sum((a - a0) ** 2)
 
-        got = vector_step(family, z, a0, y, q)
-        assert np.isfinite(vector_values(got[None, :], labels, family, dual=True)[0])
+        got = loss.step_of(z, a0, y, q)
+        assert np.isfinite(loss.values(got[None, :], labels, dual=True)[0])
         if strategy == "multinomial":
             # over p = e_y - a in the simplex
             def negative(p_):
@@ -274,11 +274,11 @@ _OPTIMA = {}
        spread=st.sampled_from([0.1, 1.0, 10.0]))
 def test_random_feasible_vector_duals_are_lower_bounds(strategy, seed, spread):
     """Weak duality for random points of the dual domains, against the optimum's primal."""
-    from fastdual._core.gap import vector_values
     X, y = multiclass_problem(n=50, d=4, k=3, seed=10)
     labels = np.searchsorted(np.unique(y), y)
     rng = np.random.default_rng(seed)
-    loss, family = {"crammer_singer": ("hinge", 1), "multinomial": ("logistic", 2)}[strategy]
+    loss, vector_loss = {"crammer_singer": ("hinge", CrammerSinger()),
+                         "multinomial": ("logistic", Multinomial())}[strategy]
     if strategy not in _OPTIMA:
         _OPTIMA[strategy] = fastdual.train(X, y, loss=loss, multiclass=strategy, alpha=0.1,
                                            tol=1e-9, max_epochs=20_000, random_state=0)
@@ -290,7 +290,7 @@ def test_random_feasible_vector_duals_are_lower_bounds(strategy, seed, spread):
         duals = -p
         duals[np.arange(50), labels] = 0.0
         duals[np.arange(50), labels] = -duals.sum(axis=1)
-    assert np.all(np.isfinite(vector_values(duals, labels, family, dual=True)))
+    assert np.all(np.isfinite(vector_loss.values(duals, labels, dual=True)))
     cert = fastdual.duality_gap(X, y, optimum.coef_, optimum.intercept_, loss=loss,
                                 multiclass=strategy, alpha=0.1, dual_coef=duals.T)
     assert cert.dual <= optimum.primal_ + 1e-12
@@ -368,8 +368,7 @@ def test_the_smoothed_crammer_singer_step_and_loss(gamma):
     """gamma > 0: the step against SLSQP, the loss against a numerical maximisation over b, and
     the binary case (k = 2) against fastdual's smooth hinge."""
     from scipy.optimize import minimize
-    from fastdual._core.gap import margin_duals_vector, vector_values
-    from fastdual.solvers._vector import vector_step
+    loss = CrammerSinger(gamma)
     rng = np.random.default_rng(14)
     for trial in range(20):
         k = int(rng.integers(3, 6))
@@ -377,7 +376,7 @@ def test_the_smoothed_crammer_singer_step_and_loss(gamma):
         z = rng.standard_normal(k) * 2
         q = rng.uniform(0.1, 3.0)
         a0 = np.zeros(k)
-        got = vector_step(1, z, a0, y, q, gamma)
+        got = loss.step_of(z, a0, y, q)
         labels = np.array([y])
 
         def negative(a):
@@ -399,18 +398,18 @@ def test_the_smoothed_crammer_singer_step_and_loss(gamma):
         b_best = minimize(objective_b, np.zeros(k), method="SLSQP", bounds=b_bounds,
                           constraints=[{"type": "ineq", "fun": lambda b: 1.0 - b.sum()}],
                           options={"ftol": 1e-15, "maxiter": 1000})
-        value = vector_values(z[None, :], labels, 1, gamma)[0]
+        value = loss.values(z[None, :], labels)[0]
         # The closed form is the maximum: at least SLSQP's value, and close to it.
         assert value >= -b_best.fun - 1e-9 * abs(b_best.fun)
         assert value == pytest.approx(-b_best.fun, rel=1e-6)
         # Fenchel-Young with equality at the margin duals.
-        a = margin_duals_vector(z[None, :], labels, 1, gamma)[0]
-        dual = vector_values(a[None, :], labels, 1, gamma, dual=True)[0]
+        a = loss.margin_duals_of(z[None, :], labels)[0]
+        dual = loss.values(a[None, :], labels, dual=True)[0]
         assert value == pytest.approx(-a @ z + dual, abs=1e-12)
     # k = 2, y = 0: max_{0 <= b <= 1} b u - gamma/2 b^2 with u = 1 + z_1, the smoothed hinge:
     # 0 for u <= 0, u^2 / (2 gamma) below gamma, u - gamma/2 beyond.
     z2 = np.column_stack([np.zeros(50), rng.standard_normal(50) * 3])
-    values = vector_values(z2, np.zeros(50, dtype=np.intp), 1, gamma)
+    values = loss.values(z2, np.zeros(50, dtype=np.intp))
     u = 1.0 + z2[:, 1]
     expected = np.where(u <= 0, 0.0, np.where(u < gamma, u * u / (2 * gamma), u - gamma / 2))
     np.testing.assert_allclose(values, expected, rtol=1e-14, atol=1e-15)
@@ -438,11 +437,10 @@ def test_the_multinomial_step_is_exact_with_large_curvature_and_margins(q, p, z)
     """Large q and margins hundreds apart (unscaled data, large C): the step stays finite and
     is the maximiser (these once gave NaN and a wrong step)."""
     from scipy.optimize import minimize
-    from fastdual.solvers._vector import vector_step
     p, z = np.array(p) / np.sum(p), np.array(z)
     k, y = p.shape[0], 0
     a0 = np.eye(k)[y] - p
-    got = vector_step(2, z, a0, y, q)
+    got = Multinomial().step_of(z, a0, y, q)
     assert np.all(np.isfinite(got))
 
     def value(p_new):
@@ -514,16 +512,16 @@ def test_ctrl_c_in_one_vs_rest_raises_with_the_model():
 def test_the_vector_gap_is_nonnegative_and_equals_primal_minus_dual(loss, strategy, l1_ratio):
     """Random feasible vector duals (the margin duals of random W, shrunk towards 0): the
     certificate's Fenchel-Young gap is >= 0 and equals P - D to rounding."""
-    from fastdual._core.gap import margin_duals_vector
     X, y = multiclass_problem(n=60, d=5, k=4, seed=21)
     labels = np.searchsorted(np.unique(y), y)
     rng = np.random.default_rng(3)
-    family = 1 if strategy == "crammer_singer" else 2
+    vector_loss = (CrammerSinger(1.0 if loss == "smooth_hinge" else 0.0)
+                   if strategy == "crammer_singer" else Multinomial())
     for trial in range(5):
         coef, intercept = rng.standard_normal((4, 5)), rng.standard_normal(4)
         margins = X @ rng.standard_normal((5, 4)) * 3
-        duals = margin_duals_vector(np.ascontiguousarray(margins), labels.astype(np.intp),
-                                    family, 1.0 if loss == "smooth_hinge" else 0.0)
+        duals = vector_loss.margin_duals_of(np.ascontiguousarray(margins),
+                                            labels.astype(np.intp))
         duals = duals * rng.random(60)[:, None]
         cert = fastdual.duality_gap(X, y, coef, intercept, loss=loss, multiclass=strategy,
                                     alpha=0.1, l1_ratio=l1_ratio, dual_coef=duals.T,

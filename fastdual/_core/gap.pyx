@@ -38,7 +38,7 @@ from cython cimport floating
 from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss
-from fastdual._core.multiclass cimport dual_value, loss_value, margin_duals
+from fastdual._core.multiclass cimport VectorLoss
 from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, two_product,
                                   two_sum_add)
 
@@ -310,9 +310,9 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                        Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                        const Py_ssize_t[::1] labels, const double[::1] sample_weight,
                        const double[:, ::1] w, const double[:, ::1] duals, double l2, double l1,
-                       int family, double gamma, double[:, ::1] v_out):
-    """(primal, dual, gap) of a k-class problem with vector duals (Crammer-Singer, smoothed by
-    gamma, or multinomial, _core/multiclass.pxd): w and v_out are (n_features + 1, k) (the
+                       VectorLoss loss, double[:, ::1] v_out):
+    """(primal, dual, gap) of a k-class problem with vector duals (a VectorLoss of
+    _core/multiclass.pxd: Crammer-Singer, multinomial): w and v_out are (n_features + 1, k) (the
     intercept feature's row last, penalised), duals (n_samples, k); the same P, D and
     Fenchel-Young gap as primal_dual with x_i . w the k margins z_i = W^T x_i, a_i z_i the
     inner product a_i . z_i, phi and phi* the k-class losses and v = 1/(l2 n) sum_i c_i x_i
@@ -340,8 +340,8 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                 xv = x[kk]
                 for m in range(k):
                     z[m] += xv * w[j, m]
-            value = loss_value(family, &z[0], k, labels[i], gamma)
-            dual_term = dual_value(family, &duals[i, 0], k, labels[i], gamma)
+            value = loss.value(&z[0], k, labels[i])
+            dual_term = loss.dual_value(&duals[i, 0], k, labels[i])
             loss_sum += c * value
             conj_sum += c * dual_term
             inner = 0.0
@@ -362,28 +362,3 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
     primal = loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm
     dual = conj_sum / n_samples - l2 * g_conj
     return primal, dual, fy_sum / n_samples + penalty_gap
-
-
-def margin_duals_vector(const double[:, ::1] margins, const Py_ssize_t[::1] labels, int family,
-                        double gamma=0.0):
-    """The feasible vector duals of margins (n, k): -(a subgradient of each phi_i)."""
-    cdef Py_ssize_t n = margins.shape[0], k = margins.shape[1], i
-    cdef double[:, ::1] out = np.empty((n, k))
-    with nogil:
-        for i in range(n):
-            margin_duals(family, &margins[i, 0], k, labels[i], gamma, &out[i, 0])
-    return np.asarray(out)
-
-
-def vector_values(const double[:, ::1] values, const Py_ssize_t[::1] labels, int family,
-                  double gamma=0.0, bint dual=False):
-    """Per sample: phi_i(z_i) for margins (n, k), or with dual=True -phi_i*(-a_i) for vector
-    duals (n, k) (-inf outside the domain): what the certificate sums, for the tests."""
-    cdef Py_ssize_t n = values.shape[0], k = values.shape[1], i
-    cdef double[::1] out = np.empty(n)
-    for i in range(n):
-        if dual:
-            out[i] = dual_value(family, &values[i, 0], k, labels[i], gamma)
-        else:
-            out[i] = loss_value(family, &values[i, 0], k, labels[i], gamma)
-    return np.asarray(out)

@@ -1,5 +1,8 @@
-# The two k-class losses with vector duals (seed 000 Sec. 3.3; docs/math.md, "Multiclass"),
-# for the kernel of fastdual/solvers/_vector.pyx and the certificate of _core/gap.pyx.
+# The k-class loss contract with vector duals (seed 000 Sec. 3.3; docs/math.md, "Multiclass"),
+# for the kernel of fastdual/solvers/_vector.pyx and the certificate of _core/gap.pyx: a VectorLoss
+# states its value, its conjugate, its margin duals and its exact SDCA step; the kernels call
+# these methods and never ask which loss they hold (its two classes are in multiclass.pyx, their
+# closed forms inline below). A new k-class loss = one subclass + its tests.
 #
 # Sample i has margins z = W^T x_i (k entries), label y, dual a (k entries); fastdual's dual
 # convention phi(z) = max_a (-a . z - phi*(-a)), so the dual objective's term is -phi*(-a).
@@ -17,10 +20,34 @@
 from libc.math cimport exp, log, fabs, INFINITY
 
 cdef enum:
-    CRAMMER_SINGER = 1
-    MULTINOMIAL = 2
     # Feasibility to rounding: a point a step leaves sums to 1 (or 0) only to a few ulps.
     ROUNDING_SLACK = 64
+
+
+cdef class VectorLoss:
+    # Crammer-Singer's smoothing (0: the plain loss); 0 for the multinomial.
+    cdef readonly double gamma
+    # Its duals sit on the faces of their domain (Crammer-Singer): shrinking pays.
+    cdef readonly bint shrinks
+    # phi(z) for the k margins z and the label y.
+    cdef double value(self, const double* z, Py_ssize_t k, Py_ssize_t y) noexcept nogil
+    # -phi*(-a), or -inf outside the domain (beyond rounding).
+    cdef double dual_value(self, const double* a, Py_ssize_t k, Py_ssize_t y) noexcept nogil
+    # a = -(a subgradient of phi at z): the margin duals.
+    cdef void margin_duals(self, const double* z, Py_ssize_t k, Py_ssize_t y,
+                           double* out) noexcept nogil
+    # SDCA's exact step: argmax_a' -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2 into out;
+    # work (k doubles) and order (k indices) are scratch.
+    cdef void step(self, const double* z, const double* a, Py_ssize_t k, Py_ssize_t y, double q,
+                   double* out, double* work, Py_ssize_t* order) noexcept nogil
+
+
+cdef class CrammerSinger(VectorLoss):
+    pass
+
+
+cdef class Multinomial(VectorLoss):
+    pass
 
 
 cdef inline double lse(const double* z, Py_ssize_t k) noexcept nogil:
@@ -66,12 +93,10 @@ cdef inline double cs_threshold(const double* z, Py_ssize_t k, Py_ssize_t y,
     return theta
 
 
-cdef inline double loss_value(int family, const double* z, Py_ssize_t k, Py_ssize_t y,
-                              double gamma) noexcept nogil:
+cdef inline double cs_value(const double* z, Py_ssize_t k, Py_ssize_t y,
+                            double gamma) noexcept nogil:
     cdef double best = 0.0, theta, b, u
     cdef Py_ssize_t j
-    if family == MULTINOMIAL:
-        return lse(z, k) - z[y]
     if gamma == 0.0:
         for j in range(k):
             if j != y and 1.0 + z[j] - z[y] > best:
@@ -87,23 +112,34 @@ cdef inline double loss_value(int family, const double* z, Py_ssize_t k, Py_ssiz
     return best
 
 
-cdef inline double dual_value(int family, const double* a, Py_ssize_t k, Py_ssize_t y,
-                              double gamma) noexcept nogil:
+cdef inline double cs_dual_value(const double* a, Py_ssize_t k, Py_ssize_t y,
+                                 double gamma) noexcept nogil:
     """-phi*(-a), or -inf outside the domain (beyond rounding)."""
-    cdef double total = 0.0, p, mass = 0.0, squares = 0.0
+    cdef double total = 0.0, squares = 0.0
     cdef Py_ssize_t j
     cdef double slack = ROUNDING_SLACK * 2.2e-16 * k
-    if family == CRAMMER_SINGER:
-        for j in range(k):
-            if j != y:
-                if a[j] > 0.0:
-                    return -INFINITY
-                total -= a[j]
-                squares += a[j] * a[j]
-        # a_y must be the implied -sum_{j != y} a_j (sum a = 0): v is built from the stored a_y.
-        if total > 1.0 + slack or fabs(a[y] - total) > slack:
-            return -INFINITY
-        return total - 0.5 * gamma * squares
+    for j in range(k):
+        if j != y:
+            if a[j] > 0.0:
+                return -INFINITY
+            total -= a[j]
+            squares += a[j] * a[j]
+    # a_y must be the implied -sum_{j != y} a_j (sum a = 0): v is built from the stored a_y.
+    if total > 1.0 + slack or fabs(a[y] - total) > slack:
+        return -INFINITY
+    return total - 0.5 * gamma * squares
+
+
+cdef inline double multinomial_value(const double* z, Py_ssize_t k, Py_ssize_t y) noexcept nogil:
+    return lse(z, k) - z[y]
+
+
+cdef inline double multinomial_dual_value(const double* a, Py_ssize_t k,
+                                          Py_ssize_t y) noexcept nogil:
+    """-phi*(-a) = the entropy of p = e_y - a, or -inf off the simplex (beyond rounding)."""
+    cdef double total = 0.0, p, mass = 0.0
+    cdef Py_ssize_t j
+    cdef double slack = ROUNDING_SLACK * 2.2e-16 * k
     for j in range(k):
         p = (1.0 if j == y else 0.0) - a[j]
         if p < 0.0:
@@ -116,18 +152,21 @@ cdef inline double dual_value(int family, const double* a, Py_ssize_t k, Py_ssiz
     return total if fabs(mass - 1.0) <= slack else -INFINITY
 
 
-cdef inline void margin_duals(int family, const double* z, Py_ssize_t k, Py_ssize_t y,
-                              double gamma, double* out) noexcept nogil:
-    """a = -(a subgradient of phi at z): e_y - softmax(z); for Crammer-Singer -b* (j != y) and
-    sum b* (y) with b* the maximiser in phi (gamma = 0: e_y - e_j* for the most violating j*,
-    0 when no j violates)."""
-    cdef double top, total = 0.0, best = 0.0, theta, b
+cdef inline void multinomial_margin_duals(const double* z, Py_ssize_t k, Py_ssize_t y,
+                                         double* out) noexcept nogil:
+    """a = e_y - softmax(z)."""
+    cdef double top = lse(z, k)
+    cdef Py_ssize_t j
+    for j in range(k):
+        out[j] = (1.0 if j == y else 0.0) - exp(z[j] - top)
+
+
+cdef inline void cs_margin_duals(const double* z, Py_ssize_t k, Py_ssize_t y, double gamma,
+                                 double* out) noexcept nogil:
+    """a = -b* (j != y) and sum b* (y) with b* the maximiser in phi (gamma = 0: e_y - e_j* for
+    the most violating j*, 0 when no j violates)."""
+    cdef double total = 0.0, best = 0.0, theta, b
     cdef Py_ssize_t j, arg = -1
-    if family == MULTINOMIAL:
-        top = lse(z, k)
-        for j in range(k):
-            out[j] = (1.0 if j == y else 0.0) - exp(z[j] - top)
-        return
     if gamma > 0.0:
         theta = cs_threshold(z, k, y, gamma)
         for j in range(k):

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Prox-SDCA epochs with vector duals (seed 000 Sec. 3.3): Crammer-Singer (smoothed by gamma
-when gamma > 0) and multinomial logistic over CSR or dense rows (the losses and steps: _core/multiclass.pxd).
+"""Prox-SDCA epochs with vector duals (seed 000 Sec. 3.3) over CSR or dense rows, for any k-class
+loss of the VectorLoss contract (_core/multiclass.pxd: Crammer-Singer, multinomial logistic).
 
 State: duals A (n, k), V = 1/(l2 n) sum_i c_i x_i a_i^T and W = soft_threshold(V, l1/l2), both
 (n_features + 1, k) with the intercept feature's row last (with l1 = 0, W is V: the caller
@@ -14,8 +14,7 @@ import numpy as np
 cimport numpy as cnp
 from cython cimport floating
 
-from fastdual._core.multiclass cimport (CRAMMER_SINGER, MULTINOMIAL, cs_step, margin_duals,
-                                        multinomial_step)
+from fastdual._core.multiclass cimport VectorLoss
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
 
@@ -30,7 +29,7 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                  Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                  const Py_ssize_t[::1] labels, const double[::1] sample_weight,
                  const double[::1] sq_norms, double[:, ::1] duals, double[:, ::1] v,
-                 double[:, ::1] w, int family, double gamma, double l2, double l1,
+                 double[:, ::1] w, VectorLoss loss, double l2, double l1,
                  Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state, double[:, ::1] scratch,
                  Py_ssize_t[::1] sort_order, Py_ssize_t n_active, bint shrinking):
     """One epoch over a fresh permutation of the active samples order[0:n_active], in place;
@@ -81,12 +80,9 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                     z[m] += xv * row[m]
             q = c * sq_norms[i] * inv_l2n
             if q > 0.0:
-                if family == CRAMMER_SINGER:
-                    cs_step(z, &duals[i, 0], k, yi, q, gamma, a_new, work, &sort_order[0])
-                else:
-                    multinomial_step(z, &duals[i, 0], k, yi, q, a_new, work)
+                loss.step(z, &duals[i, 0], k, yi, q, a_new, work, &sort_order[0])
             else:
-                margin_duals(family, z, k, yi, gamma, a_new)
+                loss.margin_duals(z, k, yi, a_new)
             moved = False
             for m in range(k):
                 delta[m] = a_new[m] - duals[i, m]
@@ -119,17 +115,3 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                     wp[n_features * k + m] = soft_threshold(row[m], kappa)
     rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
     return n
-
-
-def vector_step(int family, const double[::1] z, const double[::1] a, Py_ssize_t y, double q,
-                double gamma=0.0):
-    """One sample's step, alone (tests compare it with a numerical maximisation)."""
-    cdef Py_ssize_t k = z.shape[0]
-    cdef double[::1] out = np.empty(k)
-    cdef double[::1] work = np.empty(k)
-    cdef Py_ssize_t[::1] order = np.empty(k, dtype=np.intp)
-    if family == CRAMMER_SINGER:
-        cs_step(&z[0], &a[0], k, y, q, gamma, &out[0], &work[0], &order[0])
-    else:
-        multinomial_step(&z[0], &a[0], k, y, q, &out[0], &work[0])
-    return np.asarray(out)

@@ -28,7 +28,7 @@ class VectorSDCA:
         self.sort_order = np.zeros(k, dtype=np.intp)
         # Shrinking (Crammer-Singer, whose duals sit on C's faces): samples whose step leaves
         # them unchanged are skipped; every REFRESH epochs, or when none is left, all return.
-        self.shrinking = problem.shrinks
+        self.shrinking = problem.vector_loss.shrinks
         self.n_active = n
         self.since_refresh = 0
 
@@ -42,7 +42,7 @@ class VectorSDCA:
         self.n_active = _vector.vector_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.labels, problem.sample_weight, problem.squared_norms(), self.duals, self.v,
-            self.w, problem.family, problem.smoothing, problem.l2, problem.l1, self.order,
+            self.w, problem.vector_loss, problem.l2, problem.l1, self.order,
             self.rng_state, self.scratch, self.sort_order, self.n_active, self.shrinking)
 
     def check_due(self, epoch):
