@@ -36,13 +36,14 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
           on_interrupt, warm_start=None, driver=None):
     """Train one problem in the loop and return its certified Model. `driver` (an instance)
     replaces the choice by name (the k-class joint problems, Dask's CoCoA+)."""
-    if driver is None:
-        driver_class, options = resolve_solver(problem, solver, options)
-        driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
-        if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
-            driver.start_from(warm_coefficients(problem, warm_start))
-    result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs, check_every=check_every,
-                       verbose=verbose, callback=callback)
+    with _loop.single_thread_blas():
+        if driver is None:
+            driver_class, options = resolve_solver(problem, solver, options)
+            driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+            if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
+                driver.start_from(warm_coefficients(problem, warm_start))
+        result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs,
+                           check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
         raise _loop.TrainingInterrupted(None)
     model = make_model(problem, result, driver.name, tol, l2_added=driver.helper_l2)

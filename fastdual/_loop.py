@@ -57,6 +57,23 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
 
 
+_BLAS = None     # threadpoolctl's controller of the BLAS libraries loaded, made at first use
+
+
+@contextlib.contextmanager
+def single_thread_blas():
+    """Training runs with one BLAS thread (numpy's and scipy's OpenBLAS or MKL, restored
+    afterwards): the drivers' vector operations (Newton's and AGM's d-vectors) then give the
+    same bits on every machine whatever its thread count, and a busy machine costs no more than
+    its share. Parallel work is fastdual's own (n_jobs), never BLAS's."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+        _BLAS = ThreadpoolController()
+    with _BLAS.limit(limits=1, user_api="blas"):
+        yield
+
+
 def relative_gap(primal, dual, gap=None):
     """gap / max(|primal|, tiny), gap the certificate's own (its Fenchel-Young sum, which
     P - D equals but for rounding) when given, else primal - dual."""

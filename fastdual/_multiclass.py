@@ -123,7 +123,7 @@ def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
 
     # One flag for every class: Ctrl-C (or a KeyboardInterrupt in one class's callback) stops
     # them all between epochs; a class that had not started certifies its starting point.
-    with _loop.InterruptFlag() as stop:
+    with _loop.InterruptFlag() as stop, _loop.single_thread_blas():
         try:
             if n_jobs == 1 or k == 1:
                 outcomes = [train_class(m, stop) for m in range(k)]

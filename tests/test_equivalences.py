@@ -296,3 +296,26 @@ def test_the_adaptive_schedule_extrapolates_the_rate_and_never_warns():
             for epoch, gap in enumerate(gaps, start=1):
                 schedule.checked(epoch, gap)
                 assert epoch < schedule.next_check <= epoch + 2 * 2 ** epoch
+
+
+def test_training_runs_with_one_blas_thread_and_restores_the_count():
+    """The drivers' vector operations never depend on the machine's BLAS threads (the same bits
+    everywhere); the caller's setting is back afterwards."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return {info["num_threads"] for info in threadpoolctl.threadpool_info()
+                if info["user_api"] == "blas"}
+
+    X, y = problem_for("logistic", n=300, d=40, seed=4)
+    seen = []
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        for solver in ("newton", "agm", "sdca"):
+            fastdual.train(X, y, loss="logistic", alpha=1e-3, solver=solver, check_every=1,
+                           callback=lambda info: seen.append(blas_threads()) or True)
+        fastdual.train(X, np.arange(300) % 3, loss="logistic", multiclass="ovr", n_jobs=2,
+                       alpha=1e-3, callback=lambda info: seen.append(blas_threads()) or True)
+        after = blas_threads()
+    assert seen and all(threads == {1} for threads in seen)
+    assert before == after
