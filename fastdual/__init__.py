@@ -15,7 +15,7 @@ except ImportError as exc:  # pragma: no cover - depends on how the package was 
 
 from fastdual._api import duality_gap, train
 from fastdual._fit import Certificate
-from fastdual._loop import ConvergenceWarning, TrainingInterrupted
+from fastdual._loop import ConvergenceWarning, TrainingDiverged, TrainingInterrupted
 from fastdual._version import __version__
 from fastdual.formats import load
 from fastdual.losses import LOSSES
@@ -28,4 +28,4 @@ from fastdual import projection
 
 __all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "cross_validate",
            "regularization_path", "plot_convergence", "load", "Model", "Certificate", "ConvergenceWarning",
-           "TrainingInterrupted", "LOSSES", "SOLVERS", "projection", "__version__"]
+           "TrainingInterrupted", "TrainingDiverged", "LOSSES", "SOLVERS", "projection", "__version__"]

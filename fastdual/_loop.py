@@ -80,6 +80,19 @@ def relative_gap(primal, dual, gap=None):
     return (primal - dual if gap is None else gap) / max(abs(primal), TINY)
 
 
+class TrainingDiverged(FloatingPointError):
+    """A solver's iterate left the floating-point range: no model is returned (a model that is
+    not finite would be silently wrong); the message says where and what to change."""
+
+    def __init__(self, solver, point, problem):
+        advice = problem.scaling_advice()
+        super().__init__(
+            f"{solver} diverged: at epoch {point.epoch} its objective is {point.primal:.3g}; "
+            "no model is returned. Rescale the data (e.g. rows "
+            "to unit norm), regularize more (larger alpha, smaller C), or use another solver "
+            "(solver='sdca', 'newton' or 'agm')." + (" " + advice if advice else ""))
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """A point and its certificate, computed on these very (read-only) arrays."""
@@ -221,6 +234,10 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
         w, duals = driver.point()
         v_out = driver.dual_vector_out() if hasattr(driver, "dual_vector_out") else None
         point = certify(problem, w, duals, epoch, v_out)
+        # (P sums the loss of every margin and the penalty of every coefficient: it is finite
+        # exactly when the point is, without a temporary of w's length)
+        if not np.isfinite(point.primal):
+            raise TrainingDiverged(getattr(driver, "description", driver.name), point, problem)
         entry = {"epoch": point.epoch, "seconds": time.perf_counter() - start,
                  "primal": point.primal, "dual": point.dual, "gap": point.gap,
                  "nnz": int(np.count_nonzero(point.w[:problem.n_features]))}

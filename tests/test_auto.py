@@ -50,7 +50,7 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice
     ("hinge", 50.0, 0.0, True, False, ("sdca", {}), 2),
     ("logistic", 50.0, 0.5, True, False, ("newton", {}), 1),
     ("hinge", 50.0, 0.5, True, False, ("rda", {}), 1),
-    ("logistic", 50.0, 1.0, True, False, ("rda", {}), 1),
+    ("logistic", 50.0, 1.0, True, False, ("agm", {}), 1),
 ]
 
 

@@ -324,3 +324,20 @@ def test_extreme_but_accepted_settings_train_a_finite_certified_model(case):
                                 dual_coef=model.dual_coef_, **objective)
     assert cert.primal == pytest.approx(model.primal_, rel=1e-12)
     assert cert.dual == pytest.approx(model.dual_, rel=1e-12, abs=1e-300)
+
+
+def test_a_diverging_solver_returns_no_model_and_auto_does_not_pick_it():
+    """Unscaled regression data with pure l1 and a free intercept: RDA's steps diverge (its
+    objective is NaN within three epochs); training refuses with an error that says so, and
+    solver="auto" picks a method that stays finite."""
+    from sklearn.datasets import make_regression
+    X, y = make_regression(500, 500, n_informative=50, noise=5, random_state=0)
+    objective = dict(loss="squared", alpha=0.1, l1_ratio=1.0, regularize_intercept=False)
+    with pytest.raises(fastdual.TrainingDiverged, match=r"rda diverged: at epoch \d+ .*"
+                                                        r"no model is returned"):
+        fastdual.train(X, y, solver="rda", **objective)
+    assert issubclass(fastdual.TrainingDiverged, FloatingPointError)
+    with pytest.warns(fastdual.ConvergenceWarning):
+        model = fastdual.train(X, y, max_epochs=200, **objective)
+    assert model.solver != "rda" and np.all(np.isfinite(model.coef_))
+    assert np.isfinite(model.primal_) and model.gap_ >= 0

@@ -29,10 +29,10 @@ def test_the_path_is_certified_and_warm_started():
 
 
 PATHS_WITHOUT_WARM_STARTS = [
-    # solver="auto" trains a free intercept with an l1 term by RDA when the loss is non-smooth
-    # or the penalty pure l1; RDA starts from its own gradient sums, never from a model.
-    dict(loss="hinge", l1_ratio=0.5, Cs=[0.03, 0.1], tol=1e-2),
-    dict(loss="logistic", l1_ratio=1.0, Cs=[0.03, 0.1], tol=1e-3),
+    # solver="auto" trains a free intercept with an l1 term by RDA when the loss is non-smooth;
+    # RDA starts from its own gradient sums, never from a model.
+    dict(loss="hinge", l1_ratio=0.5, Cs=[0.03, 0.1], tol=1e-2, solver="auto"),
+    dict(loss="logistic", l1_ratio=1.0, Cs=[0.03, 0.1], tol=1e-3, solver="rda"),
 ]
 
 
@@ -41,7 +41,7 @@ def test_a_path_through_a_solver_that_takes_no_warm_start(case):
     X, y = problem_for(case["loss"], n=60, d=4, seed=2)
     Cs = case["Cs"]
     common = dict(loss=case["loss"], l1_ratio=case["l1_ratio"], regularize_intercept=False,
-                  tol=case["tol"], max_epochs=20_000, random_state=0)
+                  tol=case["tol"], max_epochs=20_000, random_state=0, solver=case["solver"])
     path = fastdual.regularization_path(X, y, Cs, **common)
     assert len(path) == len(Cs)
     for C, model in zip(Cs, path):

@@ -3,8 +3,9 @@ problem's shape, loss, penalty and conditioning. The rules, in order (docs/solve
 the measurements behind them):
 
   1. a free intercept (regularize_intercept=False) with an l1 term: "newton" for a smooth loss
-     with l2 > 0, else "rda" (SDCA fits a free intercept with the l2 penalty only; with it,
-     the rules below apply as they are);
+     with l2 > 0, "agm" for a smooth loss with pure l1 (its adaptive L: RDA's steps diverge on
+     unscaled regression data), else "rda" (SDCA fits a free intercept with the l2 penalty
+     only; with it, the rules below apply as they are);
   2. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
   3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
      losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca" with
@@ -42,8 +43,8 @@ def rule(problem):
     """(solver name, the options the rule sets, the rule's number) for the problem."""
     smooth = problem.loss.gamma > 0.0          # the loss is 1/gamma-smooth; 0: non-smooth
     if problem.free_intercept and problem.l1 > 0.0:
-        if smooth and problem.l2 > 0.0:
-            return "newton", {}, 1
+        if smooth:
+            return ("newton" if problem.l2 > 0.0 else "agm"), {}, 1
         return "rda", {}, 1
     if not smooth:
         return "sdca", {}, 2
