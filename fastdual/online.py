@@ -16,6 +16,7 @@ split of the rows into chunks is exactly one pass of train(solver="rda", shuffle
 their concatenation (same bits). The state is O(n_features): a stream never holds more than one
 chunk of data.
 """
+import io
 import os
 import sys
 import warnings
@@ -182,17 +183,35 @@ class OnlineRDA:
         return stream
 
 
+def _line_blocks(path, chunk_bytes):
+    """The file's bytes in blocks of whole lines, each about chunk_bytes (a line longer than that
+    is one block of its own): every line is in exactly one block."""
+    with open(path, "rb") as handle:
+        pending = []          # a line's beginning, not yet ended by a newline
+        while True:
+            block = handle.read(chunk_bytes)
+            if not block:
+                rest = b"".join(pending)
+                if rest.strip():
+                    yield rest
+                return
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                pending.append(block)
+                continue
+            yield b"".join(pending) + block[:cut + 1]
+            pending = [block[cut + 1:]]
+
+
 def svmlight_chunks(paths, n_features, chunk_bytes, zero_based=False, dtype=np.float64):
-    """(X, y) chunks of LIBSVM / svmlight files, read by byte ranges with scikit-learn's reader,
-    so that at most about chunk_bytes of text is parsed at a time."""
+    """(X, y) chunks of LIBSVM / svmlight files, blocks of whole lines of about chunk_bytes
+    parsed with scikit-learn's reader, so that at most about chunk_bytes of text (or one longer
+    line) is held at a time and every row is read once."""
     from sklearn.datasets import load_svmlight_file
     for path in paths:
-        size = os.path.getsize(path)
-        offset = 0
-        while offset < size:
-            X, y = load_svmlight_file(os.fspath(path), n_features=n_features, dtype=dtype,
-                                      zero_based=zero_based, offset=offset, length=chunk_bytes)
-            offset += chunk_bytes
+        for block in _line_blocks(path, chunk_bytes):
+            X, y = load_svmlight_file(io.BytesIO(block), n_features=n_features, dtype=dtype,
+                                      zero_based=zero_based)
             if X.shape[0]:
                 yield X, y
 
@@ -202,14 +221,10 @@ def _scan(paths, chunk_bytes, zero_based):
     from sklearn.datasets import load_svmlight_file
     n_features, labels = 0, set()
     for path in paths:
-        size = os.path.getsize(path)
-        offset = 0
-        while offset < size:
-            # (The reader needs a width with byte ranges: the largest possible, then the
-            # largest index actually read.)
-            X, y = load_svmlight_file(os.fspath(path), zero_based=zero_based, offset=offset,
-                                      length=chunk_bytes, n_features=np.iinfo(np.int32).max)
-            offset += chunk_bytes
+        for block in _line_blocks(path, chunk_bytes):
+            # (the largest index any block may hold; then the largest actually read)
+            X, y = load_svmlight_file(io.BytesIO(block), zero_based=zero_based,
+                                      n_features=np.iinfo(np.int32).max)
             if X.nnz:
                 n_features = max(n_features, int(X.indices.max()) + 1)
             if len(labels) <= 2:

@@ -220,3 +220,21 @@ def test_a_saved_state_outside_what_a_stream_reaches_is_refused(tmp_path, array,
     model.save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match=r"saved RDA state"):
         fastdual.OnlineRDA.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 100, 4096, 1 << 20])
+def test_train_stream_reads_every_row_once_whatever_the_chunk(tmp_path, chunk_bytes):
+    """Lines longer than chunk_bytes (wide rows), a last line without a newline and CRLF line
+    ends: each row is trained on exactly once, as when the file is read whole."""
+    from sklearn.datasets import load_svmlight_file
+    X, y = problem_for("logistic", n=120, d=400, seed=6, sparse=False)
+    path = tmp_path / "wide.svm"
+    write_svmlight(path, X, y)
+    text = path.read_bytes().replace(b"\n", b"\r\n").rstrip(b"\r\n")
+    path.write_bytes(text)
+    assert max(len(line) for line in text.split(b"\n")) > 4096
+    stream = fastdual.train_stream(path, loss="logistic", alpha=1e-2, chunk_bytes=chunk_bytes)
+    assert stream.n_samples_seen_ == 120
+    X_read, y_read = load_svmlight_file(str(path), n_features=400, zero_based=False)
+    whole = fastdual.OnlineRDA("logistic", alpha=1e-2, classes=[-1, 1]).partial_fit(X_read, y_read)
+    np.testing.assert_array_equal(stream.model().coef_, whole.model().coef_)
