@@ -219,6 +219,12 @@ def _labels(arr):
         raise ValueError(f"y has only one class ({first!r}); classification needs two or more")
     second = arr[np.argmax(others)]
     if np.any(others & (arr != second)):
+        if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
+            # (scikit-learn's "continuous" targets: its classifiers refuse them too)
+            raise ValueError(
+                f"y has {np.unique(arr).shape[0]} distinct values, not all integers: real "
+                "targets, not class labels. Classification losses need labels; for real "
+                "targets use a regression loss ('squared', 'absolute', 'epsilon_insensitive')")
         return np.unique(arr, return_inverse=True)
     classes = np.array(sorted([first, second]), dtype=arr.dtype)
     return classes, (arr == classes[1]).astype(np.intp)

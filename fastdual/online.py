@@ -85,6 +85,17 @@ class OnlineRDA:
     def bias(self):
         return self.intercept_scaling if self.fit_intercept else 0.0
 
+    def __getstate__(self):
+        """Picklable (pickle, copy.deepcopy, joblib): the loss (a compiled object) travels as its
+        name and parameters and is rebuilt."""
+        state = dict(self.__dict__)
+        del state["_loss"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._loss = make_loss(self.loss, self.loss_params)[1]
+
     def partial_fit(self, X, y, sample_weight=None):
         """One RDA step per row of the chunk, in order. Every argument is checked before the
         state is touched: a bad chunk raises and leaves the stream as it was."""

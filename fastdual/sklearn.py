@@ -31,6 +31,7 @@ from fastdual.solvers import takes_warm_start
 
 class _LinearModel(BaseEstimator):
     def _fit(self, X, y, sample_weight, **extra):
+        self.__dict__.pop("stream_", None)     # a later partial_fit starts a stream of its own
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              y_numeric=get_loss_spec(self.loss).task == "regression",
                              reset=True)

@@ -238,3 +238,16 @@ def test_train_stream_reads_every_row_once_whatever_the_chunk(tmp_path, chunk_by
     X_read, y_read = load_svmlight_file(str(path), n_features=400, zero_based=False)
     whole = fastdual.OnlineRDA("logistic", alpha=1e-2, classes=[-1, 1]).partial_fit(X_read, y_read)
     np.testing.assert_array_equal(stream.model().coef_, whole.model().coef_)
+
+
+def test_a_stream_pickles_and_copies_and_continues_the_same():
+    import copy
+    import pickle
+    X, y = problem_for("smooth_hinge", n=90, d=4, seed=8)
+    stream = fastdual.OnlineRDA("smooth_hinge", gamma=0.5, alpha=1e-2, classes=[-1, 1])
+    stream.partial_fit(X[:45], y[:45])
+    for again in (pickle.loads(pickle.dumps(stream)), copy.deepcopy(stream)):
+        assert again.loss_params == {"gamma": 0.5}
+        again.partial_fit(X[45:], y[45:])
+        reference = copy.deepcopy(stream).partial_fit(X[45:], y[45:])
+        np.testing.assert_array_equal(again.model().coef_, reference.model().coef_)

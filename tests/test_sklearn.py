@@ -196,3 +196,20 @@ def test_max_iter_is_the_deprecated_name_of_max_epochs():
         old = LinearClassifier(loss="logistic", max_iter=3, tol=0.0, random_state=0).fit(X, y)
     new = LinearClassifier(loss="logistic", max_epochs=3, tol=0.0, random_state=0).fit(X, y)
     np.testing.assert_array_equal(old.coef_, new.coef_)
+
+
+def test_an_estimator_after_partial_fit_pickles_and_fit_starts_afresh():
+    import pickle
+    X, y = problem_for("logistic", n=80, d=3, seed=9)
+    online = LinearClassifier(loss="logistic", solver="rda", alpha=0.01)
+    online.partial_fit(X[:40], y[:40], classes=np.unique(y))
+    copied = pickle.loads(pickle.dumps(online))
+    np.testing.assert_array_equal(copied.partial_fit(X[40:], y[40:]).coef_,
+                                  online.partial_fit(X[40:], y[40:]).coef_)
+    with pytest.warns(fastdual.ConvergenceWarning):       # (RDA to 1e-4: slow; not the point)
+        online.fit(X, y)
+    assert not hasattr(online, "stream_")     # a later partial_fit starts its own stream
+    fresh = LinearClassifier(loss="logistic", solver="rda", alpha=0.01)
+    np.testing.assert_array_equal(
+        online.partial_fit(X[:40], y[:40], classes=np.unique(y)).coef_,
+        fresh.partial_fit(X[:40], y[:40], classes=np.unique(y)).coef_)

@@ -304,3 +304,17 @@ def test_csr_structure_check_matches_a_brute_force_reference(n_rows, n_features,
         key = {"decreases": "decreases", "outside": "outside", "twice": "twice",
                "start/end": "indptr"}[expected]
         assert key in message
+
+
+def test_real_targets_are_refused_by_a_classification_loss():
+    """Continuous y with a classification loss would train one class per value."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    with pytest.raises(ValueError, match="real targets, not class labels"):
+        fastdual.train(X, y, loss="hinge")
+    from fastdual.sklearn import LinearRegressor
+    with pytest.raises(ValueError, match="real targets, not class labels"):
+        LinearRegressor(loss="hinge").fit(X, y)
+    # Integral float labels (three classes) and any two values stay class labels.
+    fastdual.train(X, np.arange(30) % 3 * 1.0, loss="hinge", max_epochs=5, tol=0.0)
+    fastdual.train(X, np.where(y > 0, 0.25, 0.75), loss="hinge", max_epochs=5, tol=0.0)
