@@ -42,7 +42,7 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     y : labels for hinge, squared_hinge, smooth_hinge, logistic (any two values; with k > 2
         values, k one-vs-rest problems) and f1_hinge (two values: the F1-score risk of the
         whole labeling, solver "agm"); real targets for squared, absolute,
-        epsilon_insensitive.
+        epsilon_insensitive, squared_epsilon_insensitive.
     multiclass : how k > 2 labels are trained. "ovr": one binary problem per class (that class
         against the rest, every loss and solver) on one validated view of X, each certified;
         the model's primal_, dual_, gap_ are the sums over the classes (a certificate of the
@@ -75,8 +75,8 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     on_interrupt : what Ctrl-C does: "raise" (default) raises fastdual.TrainingInterrupted, a
         KeyboardInterrupt whose .model is the best certified model so far, so that a script or
         a loop of trainings stops; "return" returns that model with a ConvergenceWarning.
-    **options : the loss's parameters (gamma for smooth_hinge, epsilon for
-        epsilon_insensitive) and the solver's options, fastdual.SOLVERS[solver].options; for
+    **options : the loss's parameters (gamma for smooth_hinge, epsilon for the two
+        epsilon-insensitive losses) and the solver's options, fastdual.SOLVERS[solver].options; for
         "sdca": sdca_option "I" (exact coordinate maximisation) or "IV"; sampling
         "permutation" (a fresh one each epoch) or "uniform" (with replacement); output "last"
         or "average" (over the latter half of the epochs); shrinking (LIBLINEAR's: samples

@@ -22,14 +22,17 @@ from fastdual.model import Model, read_npz
 SOLVER_NAMES = {("logistic", None): "L2R_LR_DUAL", ("squared_hinge", None): "L2R_L2LOSS_SVC_DUAL",
                 ("hinge", None): "L2R_L1LOSS_SVC_DUAL", ("hinge", "crammer_singer"): "MCSVM_CS",
                 ("epsilon_insensitive", None): "L2R_L1LOSS_SVR_DUAL",
-                ("squared", None): "L2R_L2LOSS_SVR_DUAL"}
+                ("squared", None): "L2R_L2LOSS_SVR_DUAL",
+                ("squared_epsilon_insensitive", None): "L2R_L2LOSS_SVR_DUAL"}
 L1_SOLVER_NAMES = {"logistic": "L1R_LR", "squared_hinge": "L1R_L2LOSS_SVC"}
-# LIBLINEAR's solver name -> fastdual's loss (what a loaded model reports)
+# LIBLINEAR's solver name -> fastdual's loss (what a loaded model reports; the SVR types with
+# epsilon 0.1, LIBLINEAR's default -p: the file holds no p, as it holds no C)
 LIBLINEAR_LOSSES = {"L2R_LR": "logistic", "L2R_LR_DUAL": "logistic", "L1R_LR": "logistic",
                     "L2R_L2LOSS_SVC": "squared_hinge", "L2R_L2LOSS_SVC_DUAL": "squared_hinge",
                     "L1R_L2LOSS_SVC": "squared_hinge", "L2R_L1LOSS_SVC_DUAL": "hinge",
-                    "MCSVM_CS": "hinge", "L2R_L2LOSS_SVR": "squared",
-                    "L2R_L2LOSS_SVR_DUAL": "squared", "L2R_L1LOSS_SVR_DUAL": "epsilon_insensitive"}
+                    "MCSVM_CS": "hinge", "L2R_L2LOSS_SVR": "squared_epsilon_insensitive",
+                    "L2R_L2LOSS_SVR_DUAL": "squared_epsilon_insensitive",
+                    "L2R_L1LOSS_SVR_DUAL": "epsilon_insensitive"}
 
 
 def save_liblinear(model, path):
