@@ -500,14 +500,11 @@ cdef class SquaredEpsilonInsensitive(Loss):
         return soft_threshold(y - z + q * a, self.epsilon) / (1.0 + q)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
-        # At a = 0 the one-sided slopes differ; report the smaller in magnitude (0 inside the kink).
+        # y - z - a - eps sign(a); at a = 0, where the one-sided slopes differ, the smaller in
+        # magnitude (0 inside the kink): the soft threshold.
         cdef double r = y - z - a
         if a > 0.0:
             return r - self.epsilon
         if a < 0.0:
             return r + self.epsilon
-        if r > self.epsilon:
-            return r - self.epsilon
-        if r < -self.epsilon:
-            return r + self.epsilon
-        return 0.0
+        return soft_threshold(r, self.epsilon)
