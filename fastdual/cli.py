@@ -627,6 +627,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"fastdual {args.command}: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print(f"fastdual {args.command}: error: not enough memory (the largest feature index "
+              "sets the number of features)", file=sys.stderr)
+        return 1
     except BrokenPipeError:           # `fastdual train -C ... | head`: stop as a C program does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

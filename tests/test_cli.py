@@ -460,3 +460,12 @@ def test_ctrl_c_is_one_line(tmp_path, capsys, monkeypatch):
     assert main(["train", str(data), str(tmp_path / "m")]) == 130
     assert capsys.readouterr().err == "fastdual train: interrupted\n"
     assert not (tmp_path / "m").exists()
+
+
+def test_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+    data = _labelled(tmp_path, "d.svm", 2)
+    monkeypatch.setattr(fastdual, "train", exhausted)
+    assert main(["train", str(data), str(tmp_path / "m")]) == 1
+    assert capsys.readouterr().err.startswith("fastdual train: error: not enough memory")
