@@ -2,6 +2,8 @@
 (binary / regression, k-class, structured) and hands it to the room that runs it: _fit for one
 problem, _multiclass for k classes."""
 
+import inspect
+
 import numpy as np
 
 from fastdual import _fit, _multiclass
@@ -40,7 +42,7 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     y : labels for hinge, squared_hinge, smooth_hinge, logistic (any two values; with k > 2
         values, k one-vs-rest problems) and f1_hinge (two values: the F1-score risk of the
         whole labeling, solver "agm"); real targets for squared, absolute,
-        epsilon_insensitive.
+        epsilon_insensitive, squared_epsilon_insensitive.
     multiclass : how k > 2 labels are trained. "ovr": one binary problem per class (that class
         against the rest, every loss and solver) on one validated view of X, each certified;
         the model's primal_, dual_, gap_ are the sums over the classes (a certificate of the
@@ -73,8 +75,8 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     on_interrupt : what Ctrl-C does: "raise" (default) raises fastdual.TrainingInterrupted, a
         KeyboardInterrupt whose .model is the best certified model so far, so that a script or
         a loop of trainings stops; "return" returns that model with a ConvergenceWarning.
-    **options : the loss's parameters (gamma for smooth_hinge, epsilon for
-        epsilon_insensitive) and the solver's options, fastdual.SOLVERS[solver].options; for
+    **options : the loss's parameters (gamma for smooth_hinge, epsilon for the two
+        epsilon-insensitive losses) and the solver's options, fastdual.SOLVERS[solver].options; for
         "sdca": sdca_option "I" (exact coordinate maximisation) or "IV"; sampling
         "permutation" (a fresh one each epoch) or "uniform" (with replacement); output "last"
         or "average" (over the latter half of the epochs); shrinking (LIBLINEAR's: samples
@@ -193,7 +195,20 @@ def duality_gap(X, y, coef, intercept=None, *, loss=DEFAULTS["loss"], alpha=None
     to the dual. SDCA's epochs do not keep that constraint, so there is no refinement then
     (refine_epochs must be 0 or None) and the bound is that of the projected margin duals, or of
     the projected dual_coef.
+
+    coef may be a fastdual Model (then intercept stays None): its coefficients certified on
+    its own objective, the loss, loss parameters, strength, l1_ratio, intercept (its scaling and
+    whether it is penalised) and k-class strategy it carries, for each keyword the call leaves
+    at its default; its dual_coef_ too when it fits these n samples (dual_coef= not given).
+    A LIBLINEAR model file holds no C (nor -p): give C= (and epsilon=) for a loaded one. The
+    sample weights are the call's, as at training (class weights included).
     """
+    if isinstance(coef, Model):
+        return _certify_model(X, y, coef, intercept, dict(
+            loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio, sample_weight=sample_weight,
+            intercept_scaling=intercept_scaling, regularize_intercept=regularize_intercept,
+            dual_coef=dual_coef, refine_epochs=refine_epochs, multiclass=multiclass,
+            **loss_params))
     if np.ndim(coef) == 2:
         matrix = check_matrix(X)
         classes, index = check_labels(y, matrix.n_samples)
@@ -233,3 +248,44 @@ def duality_gap(X, y, coef, intercept=None, *, loss=DEFAULTS["loss"], alpha=None
     else:
         problem = build_problem(X, y, **objective)
     return _fit.certify_coefficients(problem, coef, intercept, dual_coef, refine_epochs)
+
+
+def _certify_model(X, y, model, intercept, given):
+    """duality_gap(X, y, model, ...): the model's objective, but for what the call sets."""
+    if intercept is not None:
+        raise ValueError("duality_gap(X, y, model) reads the intercept from the model: give "
+                         "intercept=None (or pass model.coef_ and an intercept instead)")
+    defaults = {name: parameter.default for name, parameter in
+                inspect.signature(duality_gap).parameters.items()}
+    args = dict(given)
+    own = dict(loss=model.loss, l1_ratio=model.l1_ratio,
+               intercept_scaling=model.intercept_scaling,
+               regularize_intercept=model.intercept_mode != "free", multiclass=model.multiclass)
+    overridden = False
+    for name, value in own.items():
+        if _is_default(args[name], defaults[name]):
+            args[name] = value
+        overridden = overridden or args[name] != value
+    if args["alpha"] is None and args["C"] is None:
+        if not np.isfinite(model.alpha):
+            raise ValueError("this model does not hold its regularization strength (a LIBLINEAR "
+                             "model file has no C): give C= (LIBLINEAR's -c) or alpha=")
+        args["alpha"] = model.alpha
+    else:
+        overridden = True
+    for name, value in (model.loss_params or {}).items():
+        if name in get_loss_spec(args["loss"]).params:
+            args.setdefault(name, value)
+    overridden = overridden or any(args[name] != value
+                                   for name, value in (model.loss_params or {}).items()
+                                   if name in args)
+    # The model's duals are a dual point of its own objective only.
+    if args["dual_coef"] is None and not overridden and model.dual_coef_ is not None \
+            and np.shape(model.dual_coef_)[-1] == np.shape(y)[0]:
+        args["dual_coef"] = model.dual_coef_
+    with_intercept = model.fit_intercept and model.intercept_mode != "none"
+    return duality_gap(X, y, model.coef_, model.intercept_ if with_intercept else None, **args)
+
+
+def _is_default(value, default):
+    return value is default or (type(value) is type(default) and value == default)

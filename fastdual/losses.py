@@ -62,6 +62,9 @@ LOSSES = {
               {"per_sample", "box", "quadratic_dual"}),
         _spec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",
               {"epsilon": 0.1}, "max(0, |z - y| - epsilon), SVR", {"per_sample", "box"}),
+        _spec("squared_epsilon_insensitive", _losses.SquaredEpsilonInsensitive, "regression",
+              {"epsilon": 0.1}, "max(0, |z - y| - epsilon)^2 / 2, L2-loss SVR (LIBLINEAR -s "
+              "11/12 at C / 2)", {"per_sample", "smooth"}),
         # (validated through the hinge's per-sample checks; its own risk is solvers/_f1.pyx)
         _spec("f1_hinge", _losses.Hinge, "binary", {},
               "max over labelings of 1 - F1 + margin terms (seed 004 eq. 43, Joachims' "

@@ -187,7 +187,8 @@ class LinearClassifier(ClassifierMixin, _LinearModel):
 class LinearRegressor(RegressorMixin, _LinearModel):
     """A certified linear regressor trained by fastdual.train.
 
-    loss: "squared" (default), "absolute" or "epsilon_insensitive" (with epsilon); the other
+    loss: "squared" (default), "absolute", "epsilon_insensitive" or
+    "squared_epsilon_insensitive" (these two with epsilon); the other
     parameters as LinearClassifier's. Fitted: coef_ (d,), intercept_, n_iter_, gap_, primal_,
     dual_, converged_, history_, model_.
     """
@@ -215,7 +216,8 @@ class LinearRegressor(RegressorMixin, _LinearModel):
         self.solver_options = solver_options
 
     def _loss_params(self):
-        return {"epsilon": self.epsilon} if self.loss == "epsilon_insensitive" else {}
+        return ({"epsilon": self.epsilon}
+                if self.loss in ("epsilon_insensitive", "squared_epsilon_insensitive") else {})
 
     def fit(self, X, y, sample_weight=None):
         return self._fit(X, y, sample_weight, **self._loss_params())

@@ -13,8 +13,9 @@ settings.register_profile("thorough", max_examples=400, deadline=None,
 settings.load_profile(os.environ.get("FASTDUAL_HYPOTHESIS_PROFILE", "ci"))
 
 BINARY_LOSSES = ["hinge", "squared_hinge", "smooth_hinge", "logistic"]
-REGRESSION_LOSSES = ["squared", "absolute", "epsilon_insensitive"]
-SMOOTH_LOSSES = ["squared_hinge", "smooth_hinge", "logistic", "squared"]
+REGRESSION_LOSSES = ["squared", "absolute", "epsilon_insensitive", "squared_epsilon_insensitive"]
+SMOOTH_LOSSES = ["squared_hinge", "smooth_hinge", "logistic", "squared",
+                 "squared_epsilon_insensitive"]
 
 
 def np_loss(name, y, z, gamma=1.0, epsilon=0.1):
@@ -37,6 +38,8 @@ def np_loss(name, y, z, gamma=1.0, epsilon=0.1):
         return np.abs(z - y)
     if name == "epsilon_insensitive":
         return np.maximum(0.0, np.abs(z - y) - epsilon)
+    if name == "squared_epsilon_insensitive":
+        return 0.5 * np.maximum(0.0, np.abs(z - y) - epsilon) ** 2
     raise ValueError(name)
 
 
@@ -65,7 +68,10 @@ def np_dual_term(name, y, a, gamma=1.0, epsilon=0.1):
     [-1, 0]; squared hinge: t + t^2 / 4 for t <= 0 (the sup at 1 - u = -t / 2); logistic: the
     negative binary entropy (-t) log(-t) + (1 + t) log(1 + t) on [-1, 0].
     Regression losses (phi = h(z - y)): phi*(s) = s y + h*(s), so the term is a y - h*(-a).
-    squared: h* = s^2 / 2; absolute: 0 on [-1, 1]; epsilon-insensitive: epsilon |s| on [-1, 1].
+    squared: h* = s^2 / 2; absolute: 0 on [-1, 1]; epsilon-insensitive: epsilon |s| on [-1, 1];
+    squared epsilon-insensitive (h = max(0, |t| - epsilon)^2 / 2, the infimal convolution of
+    the squared loss and the indicator of [-epsilon, epsilon]): the sum of their conjugates,
+    s^2 / 2 + epsilon |s|.
     """
     y = np.asarray(y, dtype=float)
     a = np.asarray(a, dtype=float)
@@ -85,6 +91,8 @@ def np_dual_term(name, y, a, gamma=1.0, epsilon=0.1):
                           + np.where(b < 1, (1 - b) * np.log1p(-b), 0.0))
         elif name == "squared":
             inside, value = np.ones_like(a, dtype=bool), a * y - a * a / 2
+        elif name == "squared_epsilon_insensitive":
+            inside, value = np.ones_like(a, dtype=bool), a * y - a * a / 2 - epsilon * np.abs(a)
         elif name in ("absolute", "epsilon_insensitive"):
             inside = np.abs(a) <= 1.0
             value = a * y - (epsilon * np.abs(a) if name == "epsilon_insensitive" else 0.0)

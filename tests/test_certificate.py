@@ -245,7 +245,9 @@ def test_the_gap_of_liblinears_model_is_at_least_its_suboptimality(loss, solver_
     assert cert.gap >= lower_bound - 1e-13 * abs(cert.primal)
     assert cert.dual <= optimum.primal_ + 1e-13 * abs(optimum.primal_)
     assert cert.primal >= optimum.dual_ - 1e-13 * abs(optimum.primal_)
-    assert cert.relative_gap <= 1e-3
+    # Tight too. (Not a fixed bound: LIBLINEAR's model itself is at times 1e-2 from the
+    # optimum, as its solvers shuffle with C's rand(), whose state earlier calls move.)
+    assert cert.gap <= 10 * lower_bound + 1e-6 * abs(cert.primal)
 
 
 def test_the_convergence_warning_on_unscaled_data_says_what_helps():

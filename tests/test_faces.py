@@ -13,7 +13,8 @@ from conftest import BINARY_LOSSES, REGRESSION_LOSSES, problem_for
 from fastdual.sklearn import LinearClassifier, LinearRegressor
 
 ALPHA = 0.05
-PARAMS = {"smooth_hinge": {"gamma": 0.5}, "epsilon_insensitive": {"epsilon": 0.7}}
+PARAMS = {"smooth_hinge": {"gamma": 0.5}, "epsilon_insensitive": {"epsilon": 0.7},
+          "squared_epsilon_insensitive": {"epsilon": 0.6}}
 
 
 def reference_primal(X, y, model, loss, params):

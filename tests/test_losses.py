@@ -12,11 +12,12 @@ from conftest import BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, np_loss
 from fastdual.losses import LOSSES, make_loss
 
 ALL = BINARY_LOSSES + REGRESSION_LOSSES
-PARAMS = {"smooth_hinge": {"gamma": 0.7}, "epsilon_insensitive": {"epsilon": 0.3}}
+PARAMS = {"smooth_hinge": {"gamma": 0.7}, "epsilon_insensitive": {"epsilon": 0.3},
+          "squared_epsilon_insensitive": {"epsilon": 0.4}}
 # The domain of -phi*(-a) for each loss, in a for y = +1 (binary losses use beta = a y).
 DOMAIN = {"hinge": (0.0, 1.0), "smooth_hinge": (0.0, 1.0), "logistic": (0.0, 1.0),
           "squared_hinge": (0.0, 40.0), "squared": (-40.0, 40.0), "absolute": (-1.0, 1.0),
-          "epsilon_insensitive": (-1.0, 1.0)}
+          "epsilon_insensitive": (-1.0, 1.0), "squared_epsilon_insensitive": (-40.0, 40.0)}
 
 
 def loss_object(name):
@@ -186,7 +187,7 @@ def test_every_loss_is_registered_with_its_task():
 def test_dual_slope_is_the_derivative_of_the_coordinate_objective(name, z, t, which):
     loss = loss_object(name)
     y, a = point_in_domain(name, which, t, 5)
-    if name == "epsilon_insensitive" and abs(a) < 1e-3:
+    if name in ("epsilon_insensitive", "squared_epsilon_insensitive") and abs(a) < 1e-3:
         return                                  # the kink at 0
     h = 1e-6
     numeric = ((loss.dual_values(y, a + h)[0] - z * (a + h))
@@ -230,8 +231,8 @@ def test_dual_bounds_are_the_domain_of_the_conjugate(name):
     for y in targets(name):
         lower, upper = (float(b[0]) for b in loss.dual_bounds([y]))
         expected_lo, expected_hi = domain(name, y)
-        unbounded = {"squared": (True, True), "squared_hinge": (y < 0, y > 0)}.get(name,
-                                                                                (False, False))
+        unbounded = {"squared": (True, True), "squared_epsilon_insensitive": (True, True),
+                     "squared_hinge": (y < 0, y > 0)}.get(name, (False, False))
         assert lower == (-np.inf if unbounded[0] else expected_lo)
         assert upper == (np.inf if unbounded[1] else expected_hi)
         for a in (lower, upper):

@@ -28,6 +28,8 @@ def lbfgs_reference(X, y, loss, alpha, fit_intercept=False, **loss_params):
             dz = z - y
         elif loss == "squared_hinge":
             dz = -2 * y * np.maximum(0, 1 - y * z)
+        elif loss == "squared_epsilon_insensitive":
+            dz = np.sign(z - y) * np.maximum(0, np.abs(z - y) - loss_params.get("epsilon", 0.1))
         else:  # smooth_hinge
             g = loss_params.get("gamma", 1.0)
             dz = -y * np.clip((1 - y * z) / g, 0, 1)
@@ -38,11 +40,13 @@ def lbfgs_reference(X, y, loss, alpha, fit_intercept=False, **loss_params):
     return res.x
 
 
-@pytest.mark.parametrize("loss", ["smooth_hinge", "squared_hinge", "logistic", "squared"])
+@pytest.mark.parametrize("loss", ["smooth_hinge", "squared_hinge", "logistic", "squared",
+                                  "squared_epsilon_insensitive"])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_smooth_losses_match_lbfgs(loss, sparse, fit_intercept):
-    make = regression_problem if loss == "squared" else binary_problem
+    make = (regression_problem if loss in ("squared", "squared_epsilon_insensitive")
+            else binary_problem)
     X, y = make(n=150, d=8, seed=11, sparse=sparse)
     alpha = 1e-2
     model = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-10, max_epochs=20_000,
@@ -142,3 +146,22 @@ def test_nonsmooth_regression_matches_a_quadratic_programme(loss, epsilon):
     p_fd = np_objective(X, y, model.coef_, loss=loss, l2=alpha, l1=0.0, **params)
     assert p_fd == pytest.approx(p_ref, rel=1e-5)
     assert p_fd <= p_ref + model.gap_ + 1e-9
+
+
+@pytest.mark.parametrize("solver_type", [11, 12])
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_squared_epsilon_insensitive_is_liblinears_l2_loss_svr_at_twice_c(solver_type, p):
+    """LIBLINEAR's -s 11/12 minimise 1/2 ||w||^2 + C sum max(0, |y - w x| - p)^2; fastdual's
+    loss is half that square, so C = 2 C_liblinear gives the same model."""
+    ll = pytest.importorskip("liblinear.liblinearutil")   # liblinear-official
+    X, y = regression_problem(n=120, d=5, seed=4)
+    C = 0.7
+    theirs = ll.train(y, sp.csr_matrix(X), f"-s {solver_type} -c {C} -p {p} -e 1e-10 -q")
+    w = np.array(theirs.get_decfun()[0])
+    model = fastdual.train(X, y, loss="squared_epsilon_insensitive", epsilon=p, C=2 * C,
+                           fit_intercept=False, tol=1e-12, max_epochs=100_000, random_state=0)
+    np.testing.assert_allclose(model.coef_, w, rtol=1e-5, atol=1e-6)
+    objective = dict(loss="squared_epsilon_insensitive", l2=1.0 / (2 * C * len(y)), l1=0.0,
+                     epsilon=p)
+    assert np_objective(X, y, model.coef_, **objective) <= np_objective(X, y, w, **objective) \
+        + model.gap_ + 1e-12

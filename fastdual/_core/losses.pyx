@@ -459,3 +459,52 @@ cdef class EpsilonInsensitive(Loss):
 
     cdef double dual_upper(self, double y) noexcept nogil:
         return 1.0
+
+
+cdef class SquaredEpsilonInsensitive(Loss):
+    """phi = max(0, |z - y| - epsilon)^2 / 2 (1-smooth; LIBLINEAR's L2-loss SVR, -s 11/12, up
+    to its factor 2); -phi*(-a) = a y - epsilon |a| - a^2 / 2, no constraint."""
+    cdef readonly double epsilon
+
+    def __init__(self, double epsilon=0.1):
+        if not 0.0 <= epsilon < INFINITY:
+            raise ValueError(f"epsilon must be >= 0 and finite for squared_epsilon_insensitive, "
+                             f"got {epsilon!r}")
+        self.epsilon = epsilon
+        self.gamma = 1.0
+
+    cdef double value(self, double y, double z) noexcept nogil:
+        cdef double r = fabs(z - y) - self.epsilon
+        return 0.5 * r * r if r > 0.0 else 0.0
+
+    cdef double derivative(self, double y, double z) noexcept nogil:
+        cdef double t = z - y
+        if t > self.epsilon:
+            return t - self.epsilon
+        if t < -self.epsilon:
+            return t + self.epsilon
+        return 0.0
+
+    cdef double curvature(self, double y, double z) noexcept nogil:
+        return 1.0 if fabs(z - y) > self.epsilon else 0.0
+
+    cdef double dual_value(self, double y, double a) noexcept nogil:
+        return a * y - self.epsilon * fabs(a) - 0.5 * a * a
+
+    cdef double dual_from_margin(self, double y, double z) noexcept nogil:
+        return -self.derivative(y, z)
+
+    cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
+        # Stationarity of a' y - eps |a'| - a'^2 / 2 - z (a' - a) - q/2 (a' - a)^2: a soft
+        # threshold at eps of y - z + q a, divided by 1 + q (q = 0 included: no row needed).
+        return soft_threshold(y - z + q * a, self.epsilon) / (1.0 + q)
+
+    cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
+        # y - z - a - eps sign(a); at a = 0, where the one-sided slopes differ, the smaller in
+        # magnitude (0 inside the kink): the soft threshold.
+        cdef double r = y - z - a
+        if a > 0.0:
+            return r - self.epsilon
+        if a < 0.0:
+            return r + self.epsilon
+        return soft_threshold(r, self.epsilon)
