@@ -216,7 +216,8 @@ def _labels(arr):
     first = arr[0]
     others = arr != first
     if not others.any():
-        raise ValueError(f"y has only one class ({first!r}); classification needs two or more")
+        label = first.item() if isinstance(first, np.generic) else first
+        raise ValueError(f"y has only one class ({label!r}); classification needs two or more")
     second = arr[np.argmax(others)]
     if np.any(others & (arr != second)):
         if arr.dtype.kind == "f" and np.any(arr != np.round(arr)):

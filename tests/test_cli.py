@@ -157,6 +157,7 @@ def test_predict_writes_probabilities_for_logistic_models(tmp_path, capsys):
     (["predict", "-b", "1", "{data}", "{model}", "{out}"],
      "probability output is only supported for logistic regression"),
     (["predict", "{data}", "{strings}", "{out}"], "the model's classes are not numbers"),
+    (["train", "{one}"], "y has only one class (1.0); classification needs two or more"),
     (["demo", "-C", "0"], "-C must be a positive number"),
     (["demo", "-C", "nan"], "-C must be a positive number"),
     (["demo", "--tol", "-1"], "--tol must be a number >= 0"),
@@ -167,6 +168,7 @@ def test_bad_arguments_and_files_are_one_line_errors(tmp_path, capsys, argv, mes
     data = _svmlight(tmp_path, "train.svm", 2)
     (tmp_path / "nan.svm").write_text("1 1:0.5\n-1 2:1 3:nan\n")
     (tmp_path / "empty.svm").write_text("")
+    (tmp_path / "one.svm").write_text("1 1:1\n1 2:1\n")
     (tmp_path / "big.svm").write_text("1 2147483648:1\n-1 1:1\n")
     (tmp_path / "out").write_text("kept\n")
     assert main(["train", "-q", "-s", "3", str(data), str(tmp_path / "m.model")]) == 0
@@ -174,7 +176,8 @@ def test_bad_arguments_and_files_are_one_line_errors(tmp_path, capsys, argv, mes
     paths = dict(data=str(data), missing=str(tmp_path / "nope"), out=str(tmp_path / "out"),
                  model=str(tmp_path / "m.model"), nan=str(tmp_path / "nan.svm"),
                  empty=str(tmp_path / "empty.svm"), big=str(tmp_path / "big.svm"),
-                 dir=str(tmp_path), strings=str(tmp_path / "s.npz"))
+                 dir=str(tmp_path), strings=str(tmp_path / "s.npz"),
+                 one=str(tmp_path / "one.svm"))
     capsys.readouterr()
     assert main([a.format(**paths) for a in argv]) == 1
     captured = capsys.readouterr()
