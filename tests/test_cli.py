@@ -448,8 +448,11 @@ def test_import_and_predict_load_no_training_code(tmp_path):
               f"{str(tmp_path / 'o')!r}]) == 0; "
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn' or m in "
               "('fastdual._api', 'fastdual._fit', 'fastdual._loop', 'fastdual.solvers')))")
+    # (from another directory, the fastdual these tests import: not the uncompiled sources that
+    # the repository root would put first on sys.path)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(fastdual.__file__))}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
     assert fastdual.train is fastdual._api.train and "train" in dir(fastdual)
