@@ -2,9 +2,11 @@
 
 Nothing here modifies the caller's arrays; X is viewed without a copy whenever its dtype and
 layout are already usable by the kernels (CSR or C-contiguous dense, float32 or float64).
+The column methods (solver="cd") read X by columns as well: a CSC or Fortran-ordered X is kept
+for that as it is, any other is converted once, when a column method first asks for it.
 """
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,10 +27,24 @@ class Matrix:
     n_samples: int
     n_features: int
     is_sparse: bool
+    # The caller's X when it is CSC or Fortran-ordered (its values validated with the rows'):
+    # the column view without a copy. None: the column view is converted from the rows.
+    column_source: object = field(default=None, repr=False)
+    _columns: tuple = field(default=None, repr=False)
 
     @property
     def kernel_args(self):
         return self.data, self.indices, self.indptr
+
+    def columns(self):
+        """X in the column layout of the column kernels (solvers/_cd.pyx): (data, indices,
+        indptr) of CSC (row indices, column starts, int32), or for dense X the Fortran-ordered
+        matrix raveled with empty indices and indptr. A CSC or Fortran-ordered X is used as it
+        is (int64 indices narrowed); a CSR or C-ordered one is converted once (a copy of X,
+        kept with the Matrix for the next column method on it)."""
+        if self._columns is None:
+            self._columns = _column_layout(self)
+        return self._columns
 
     def matvec(self, w):
         """X @ w (w of length n_features, or n_features x k: one pass per column), in float64,
@@ -43,6 +59,29 @@ class Matrix:
                     np.ascontiguousarray(columns[:, j]), column)
             out[:, j] = column
         return out.reshape((self.n_samples,) + w.shape[1:])
+
+
+def _column_layout(matrix):
+    source = matrix.column_source
+    if not matrix.is_sparse:
+        dense = source if source is not None else \
+            matrix.data.reshape(matrix.n_samples, matrix.n_features)
+        return np.asfortranarray(dense).ravel(order="F"), _EMPTY_INT32, _EMPTY_INT32
+    if source is None:
+        nnz = int(matrix.indptr[-1])
+        source = sp.csr_matrix((matrix.data[:nnz], matrix.indices[:nnz], matrix.indptr),
+                               shape=(matrix.n_samples, matrix.n_features)).tocsc()
+    elif not source.has_canonical_format:
+        # Repeated entries of a column would make its squared norm (the step's curvature)
+        # wrong; the rows were checked after scipy's conversion, which may have summed them.
+        source = source.copy()
+        source.sum_duplicates()
+    data = source.data
+    if data.dtype != matrix.data.dtype:       # the rows' dtype (integers became float64)
+        data = data.astype(matrix.data.dtype)
+    # (the rows' checks bound every index and the number of entries: they fit in int32)
+    return (np.ascontiguousarray(data), np.ascontiguousarray(source.indices, dtype=np.int32),
+            np.ascontiguousarray(source.indptr, dtype=np.int32))
 
 
 def check_matrix(X, name="X", n_features=None):
@@ -65,6 +104,7 @@ def check_matrix(X, name="X", n_features=None):
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
+    column_source = arr if arr.flags.f_contiguous and not arr.flags.c_contiguous else None
     if not arr.flags.c_contiguous:
         # Row access needs C order: the one copy, made only for Fortran-ordered or strided input.
         arr = np.ascontiguousarray(arr)
@@ -75,7 +115,8 @@ def check_matrix(X, name="X", n_features=None):
     if bad is not None:
         row, column = divmod(bad, n_cols)
         raise ValueError(f"{name} contains NaN or infinity (at row {row}, column {column})")
-    return Matrix(values, _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False)
+    return Matrix(values, _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False,
+                  column_source)
 
 
 _FINITE_BLOCK = 1 << 16
@@ -122,6 +163,7 @@ def _check_lengths(X, name):
 def _check_sparse(X, name, n_features):
     if hasattr(X, "indptr"):     # csr, csc, bsr
         _check_lengths(X, name)
+    column_source = X if X.format == "csc" else None
     if X.format != "csr":
         X = X.tocsr()   # a copy, unavoidable for row access; documented
     if X.ndim != 2:
@@ -160,7 +202,7 @@ def _check_sparse(X, name, n_features):
         row = int(np.searchsorted(indptr, bad, side="right")) - 1
         raise ValueError(f"{name} contains NaN or infinity (at row {row}, column "
                          f"{indices[bad]})")
-    return Matrix(data, indices, indptr, n_samples, n_cols, True)
+    return Matrix(data, indices, indptr, n_samples, n_cols, True, column_source)
 
 
 def _target_array(y, n_samples):

@@ -145,7 +145,7 @@ CASES = [
     # free intercept and RDA's variants: combinations that cannot work, refused by name
     ("free-intercept-spdc", train(X, Y, regularize_intercept=False, solver="spdc"), ValueError,
      r"^solver='spdc' cannot fit a free intercept \(regularize_intercept=False\); use one of "
-     r"\['agm', 'newton', 'rda', 'sdca'\]"),
+     r"\['agm', 'cd', 'newton', 'rda', 'sdca'\]"),
     ("free-intercept-sdca-l1", train(X, Y, regularize_intercept=False, solver="sdca",
                                      l1_ratio=0.5), ValueError,
      r"^solver='sdca' fits a free intercept \(regularize_intercept=False\) with the l2 penalty "

@@ -37,6 +37,8 @@ OPTION_VALUES = {
     "form": ["auto", "primal", "dual"],
     "smoothing": [None, 0.1],
     "prox_function": ["euclidean", "optimized"],
+    "working_set": [True, False],
+    "anderson": [True, False],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
@@ -107,9 +109,9 @@ def test_the_certificate_is_that_of_the_returned_model(
                                 dual_coef=model.dual_coef_, **objective)
     assert (model.primal_, model.dual_, model.gap_) == (cert.primal, cert.dual, cert.gap)
     assert model.history_[-1]["epoch"] == model.n_epochs_
-    # Epochs are passes; a Newton or AGM step makes several and is never cut, so only the
+    # Epochs are passes; a Newton, AGM or cd step makes several and is never cut, so only the
     # one-pass solvers stop exactly at the budget.
-    assert model.n_epochs_ <= max_epochs or solver in ("newton", "agm")
+    assert model.n_epochs_ <= max_epochs or solver in ("newton", "agm", "cd")
     assert (model.history_[-1]["primal"], model.history_[-1]["dual"]) == (cert.primal, cert.dual)
     assert model.converged_ == (cert.relative_gap <= tol)
     # ... and the primal is the objective of the returned coefficients, computed independently.

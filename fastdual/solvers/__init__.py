@@ -17,9 +17,10 @@ from fastdual.solvers.spdc import SPDC
 from fastdual.solvers.rda import RDA
 from fastdual.solvers.newton import Newton
 from fastdual.solvers.agm import AGM
+from fastdual.solvers.cd import CD
 
 
-SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA, Newton, AGM]}
+SOLVERS = {driver.name: driver for driver in [SDCA, SPDC, RDA, Newton, AGM, CD]}
 
 
 def get_solver(name, problem):

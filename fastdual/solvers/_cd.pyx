@@ -1,0 +1,234 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Primal coordinate descent over the columns of X (fastdual/solvers/cd.py; docs/math.md, 4k).
+
+X is read in the column layout of `Matrix.columns()`: CSC (data, row indices, column starts) or
+a dense Fortran-ordered matrix raveled (indices and indptr empty, column j spanning
+data[j n : (j + 1) n]), float32 or float64. That is rows.pxd's row layout with rows and columns
+exchanged, so the row helpers (row_range, row_dot, row_axpy) read a column here. The intercept
+is coordinate n_features, a virtual column of constant value `bias`.
+
+State, all float64: w (n_features + 1, the intercept's weight last), the margins z = X w + bias
+w_b and the weighted derivatives u_i = c_i phi'(y_i, z_i) / n, kept exact under every step, so
+that the partial derivative of the data term in w_j is x_j . u (one pass over the column).
+The step on coordinate j (docs/math.md, 4k): with L_j = sum_i c_i x_ij^2 / (gamma n) the
+curvature bound of the data term along j (phi is 1/gamma-smooth),
+
+    w_j <- soft_threshold(L_j w_j - x_j . u, l1) / (L_j + l2),
+
+the minimiser of the quadratic upper bound plus the penalty (exact for the squared loss); the
+free intercept (no penalty) takes w_b <- w_b - g_b / L_b.
+"""
+from cython cimport floating
+from libc.math cimport fabs
+
+from fastdual._core.losses cimport Loss, QUADRATIC
+from fastdual._core.rows cimport row_axpy, row_dot, row_range, soft_threshold
+
+
+cdef inline double _derivative(Loss loss, bint quadratic, double y, double z) noexcept nogil:
+    """phi'(y, z), the squared loss's inlined (a virtual call per entry costs more than it)."""
+    if quadratic:
+        return z - y
+    return loss.derivative(y, z)
+
+
+cdef inline double _violation(double grad, double w, double l2, double l1) noexcept nogil:
+    """The distance of 0 to grad + l2 w + l1 d|w| (the subdifferential of the coordinate's
+    objective): 0 exactly at the coordinate's optimum."""
+    cdef double g = grad + l2 * w
+    if w > 0.0:
+        return fabs(g + l1)
+    if w < 0.0:
+        return fabs(g - l1)
+    return g - l1 if g > l1 else (-g - l1 if -g > l1 else 0.0)
+
+
+cdef void _move(const floating* x, const int* ind, Py_ssize_t start, Py_ssize_t end,
+                double delta, const double* y, const double* cn, Loss loss, bint quadratic,
+                double* z, double* u) noexcept nogil:
+    """z += delta x_j over the column's entries, and u_i = c_i phi'(z_i) / n there."""
+    cdef Py_ssize_t k, i
+    if ind != NULL:
+        for k in range(start, end):
+            i = ind[k]
+            z[i] += delta * x[k]
+            u[i] = cn[i] * _derivative(loss, quadratic, y[i], z[i])
+    else:
+        for k in range(start, end):
+            i = k - start
+            z[i] += delta * x[k]
+            u[i] = cn[i] * _derivative(loss, quadratic, y[i], z[i])
+
+
+cdef void _move_intercept(Py_ssize_t n, double delta, const double* y, const double* cn,
+                          Loss loss, bint quadratic, double* z, double* u) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        z[i] += delta
+        u[i] = cn[i] * _derivative(loss, quadratic, y[i], z[i])
+
+
+cdef inline double _sum(const double* u, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double s0 = 0.0, s1 = 0.0
+    i = 0
+    while i + 2 <= n:
+        s0 += u[i]
+        s1 += u[i + 1]
+        i += 2
+    if i < n:
+        s0 += u[i]
+    return s0 + s1
+
+
+def column_norms(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                 Py_ssize_t n_samples, Py_ssize_t n_features, const double[::1] weight,
+                 double[::1] out):
+    """out_j = sum_i weight_i x_ij^2 for every column j < n_features: one pass."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t j, k, start, end
+    cdef double s, xv
+    with nogil:
+        for j in range(n_features):
+            row_range(ptr, j, n_samples, &start, &end)
+            s = 0.0
+            if ind != NULL:
+                for k in range(start, end):
+                    xv = x[k]
+                    s += weight[ind[k]] * xv * xv
+            else:
+                for k in range(start, end):
+                    xv = x[k]
+                    s += weight[k - start] * xv * xv
+            out[j] = s
+
+
+def derivatives(const double[::1] y, const double[::1] cn, Loss loss, const double[::1] z,
+                double[::1] u):
+    """u_i = cn_i phi'(y_i, z_i) for every sample (cn_i = c_i / n)."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    cdef bint quadratic = loss.family == QUADRATIC
+    with nogil:
+        for i in range(n):
+            u[i] = cn[i] * _derivative(loss, quadratic, y[i], z[i])
+
+
+def scores(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+           Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] u,
+           const double[::1] w, double l2, double l1, bint free_intercept, double[::1] out):
+    """The full gradient's pass: out_j = the distance of 0 to the subdifferential of the
+    objective in w_j (x_j . u + l2 w_j + l1 d|w_j|; the free intercept's g_b alone), for every
+    coordinate (the intercept's, index n_features, 0 without one). Returns the largest."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t j, start, end
+    cdef double grad, largest = 0.0, score
+    with nogil:
+        for j in range(n_features):
+            row_range(ptr, j, n_samples, &start, &end)
+            grad = row_dot(x, ind, start, end, &u[0])
+            score = _violation(grad, w[j], l2, l1)
+            out[j] = score
+            if score > largest:
+                largest = score
+        score = 0.0
+        if bias != 0.0:
+            grad = bias * _sum(&u[0], n_samples)
+            score = fabs(grad) if free_intercept else _violation(grad, w[n_features], l2, l1)
+        out[n_features] = score
+        if score > largest:
+            largest = score
+    return largest
+
+
+def add_columns(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                const int[::1] coordinates, const double[::1] delta, double[::1] z):
+    """z += sum_k delta_k x_{coordinates[k]} (the intercept's column for n_features): the
+    margins of a point that differs on a set of coordinates only."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t k, i, j, start, end
+    with nogil:
+        for k in range(coordinates.shape[0]):
+            j = coordinates[k]
+            if delta[k] == 0.0:
+                continue
+            if j == n_features:
+                for i in range(n_samples):
+                    z[i] += delta[k] * bias
+            else:
+                row_range(ptr, j, n_samples, &start, &end)
+                row_axpy(x, ind, start, end, delta[k], &z[0])
+
+
+def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+           Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+           const double[::1] y, const double[::1] cn, Loss loss,
+           double[::1] w, double[::1] z, double[::1] u, const double[::1] lipschitz,
+           const int[::1] coordinates, double l2, double l1, bint free_intercept,
+           Py_ssize_t max_sweeps, double budget, double tol, double[:, ::1] history):
+    """Cyclic coordinate descent over `coordinates` (the working set; n_features is the
+    intercept's), at most max_sweeps sweeps, stopping after the first sweep whose largest
+    coordinate violation (measured before each step, docs/math.md 4k) is at most tol, or once
+    the sweeps have read `budget` entries of X (the intercept's column counts n).
+    history (max_sweeps + 1 rows, or none): row 0 the working set's weights at the start, row s
+    those after sweep s (Anderson extrapolation). Returns (sweeps, entries read, the last
+    sweep's largest violation)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t m = coordinates.shape[0], k, j, start = 0, end = 0, sweep = 0
+    cdef bint quadratic = loss.family == QUADRATIC
+    cdef bint record = history.shape[0] > max_sweeps
+    cdef double work = 0.0, largest = 0.0, grad, old, new, lip, lam2, lam1, score
+    with nogil:
+        if record:
+            for k in range(m):
+                history[0, k] = w[coordinates[k]]
+        while sweep < max_sweeps:
+            largest = 0.0
+            for k in range(m):
+                j = coordinates[k]
+                lam2 = l2
+                lam1 = l1
+                if j == n_features:
+                    grad = bias * _sum(&u[0], n_samples)
+                    work += n_samples
+                    if free_intercept:
+                        lam2 = 0.0
+                        lam1 = 0.0
+                else:
+                    row_range(ptr, j, n_samples, &start, &end)
+                    grad = row_dot(x, ind, start, end, &u[0])
+                    work += end - start
+                old = w[j]
+                score = _violation(grad, old, lam2, lam1)
+                if score > largest:
+                    largest = score
+                lip = lipschitz[j]
+                if lip > 0.0:
+                    new = soft_threshold(lip * old - grad, lam1) / (lip + lam2)
+                elif lam1 > 0.0 or lam2 > 0.0:
+                    new = 0.0       # an empty column: only the penalty depends on w_j
+                else:
+                    new = old
+                if new != old:
+                    w[j] = new
+                    if j == n_features:
+                        _move_intercept(n_samples, (new - old) * bias, &y[0], &cn[0], loss,
+                                        quadratic, &z[0], &u[0])
+                    else:
+                        _move(x, ind, start, end, new - old, &y[0], &cn[0], loss, quadratic,
+                              &z[0], &u[0])
+            sweep += 1
+            if record:
+                for k in range(m):
+                    history[sweep, k] = w[coordinates[k]]
+            if largest <= tol or work >= budget:
+                break
+    return sweep, work, largest

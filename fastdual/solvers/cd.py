@@ -1,0 +1,204 @@
+"""Primal coordinate descent over the features with working sets (docs/math.md, 4k): the
+smooth per-sample losses, with pure l1, the elastic net or l2, the intercept regularised or free.
+
+Each `epoch()` is one outer step: one pass computes every coordinate's violation of its
+optimality condition (the distance of 0 to the subdifferential of the objective in w_j), the
+working set grows to the support and the most violating coordinates (twice the support, at least
+P0), and cyclic sweeps over it (Anderson-extrapolated every ANDERSON_K sweeps) run until they
+have read about one pass's entries of X or have solved the working set to a fraction INNER_TOL of
+the outer violation. It returns the passes over the data it made. The certificate is the shared
+one, with the duals the loop builds from the margins (rescaled to feasibility for pure l1 by the
+gap function).
+
+X is read by columns (`Matrix.columns()`): a CSC or Fortran-ordered X as it is, any other
+converted once (docs/solvers/cd.md says what that costs).
+"""
+import numpy as np
+
+from fastdual._core import rows as _rows
+from fastdual.solvers import _cd, _newton
+from fastdual.solvers.common import Option, penalty
+
+P0 = 10             # the first working set's size (and the smallest)
+INNER_TOL = 0.3     # sweep the working set until its violation is below this times the outer one
+INNER_PASSES = 1.0  # ... or until the sweeps have read this many passes' entries of X
+ANDERSON_K = 5      # sweeps between Anderson extrapolations
+
+
+class CD:
+    name = "cd"
+    # the loss capabilities it trains (fastdual.losses): a derivative and a curvature bound
+    needs = frozenset({"per_sample", "smooth"})
+    pure_l1 = True
+    free_intercept = True
+    options = {
+        "working_set": Option(True, kind=bool,
+                              help="sweep a working set of the most violating coordinates, "
+                                   "grown every epoch; False: every coordinate every sweep"),
+        "anderson": Option(True, kind=bool,
+                           help="Anderson extrapolation of the sweeps' iterates every "
+                                f"{ANDERSON_K} sweeps, kept when it lowers the objective"),
+    }
+    helper_l2 = 0.0
+
+    def __init__(self, problem, options, seed, initial_duals=None):
+        self.problem = problem
+        self.working_set = options["working_set"]
+        self.anderson = options["anderson"]
+        n, d = problem.n_samples, problem.n_features
+        self.columns = problem.X.columns()
+        self.cn = problem.sample_weight / n
+        self.y = problem.y
+        self.loss = problem.loss
+        self.bias = problem.bias
+        self.lipschitz = np.empty(d + 1)
+        _cd.column_norms(*self.columns, n, d, self.cn, self.lipschitz)
+        self.lipschitz[d] = problem.bias ** 2 * float(np.sum(self.cn))
+        self.lipschitz *= 1.0 / problem.loss.gamma
+        # The coordinates: the features, and the intercept's (index d) when there is one.
+        self.coordinates = np.arange(d + 1 if problem.bias else d, dtype=np.int32)
+        nnz = int(self.columns[2][-1]) if problem.X.is_sparse else n * d
+        self.pass_entries = float(max(nnz + (n if problem.bias else 0), 1))
+        self.entries = 0.0          # entries of X read so far
+        self.reported = 0           # passes reported to the loop so far
+        self.scores = np.empty(d + 1)
+        self.history = np.empty((ANDERSON_K + 1, 0))
+        self.no_history = np.empty((0, 0))
+        self.w = np.zeros(d + 1)
+        self.z = np.zeros(n)
+        self.u = np.empty(n)
+        self._refresh()
+
+    def _refresh(self):
+        """u from the margins z (the squared loss's and the others' alike)."""
+        _cd.derivatives(self.y, self.cn, self.loss, self.z, self.u)
+
+    def start_from(self, w):
+        """A warm start from a model's coefficients (intercept feature last)."""
+        problem = self.problem
+        self.w = np.array(w, dtype=np.float64)
+        if not problem.bias:
+            self.w[-1] = 0.0
+        _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                      problem.bias, self.w, self.z)
+        self._refresh()
+
+    def _sweeps(self, coordinates, max_sweeps, budget, tol, history):
+        problem = self.problem
+        return _cd.sweeps(*self.columns, problem.n_samples, problem.n_features, self.bias,
+                          self.y, self.cn, self.loss, self.w, self.z, self.u, self.lipschitz,
+                          coordinates, problem.l2, problem.l1, problem.free_intercept,
+                          max_sweeps, budget, tol, history)
+
+    def epoch(self):
+        """One outer step; returns the passes over the data it made."""
+        if not self.working_set:
+            _, work, _ = self._sweeps(self.coordinates, 1, 0.0, 0.0, self.no_history)
+            return self._passes(work)
+        problem = self.problem
+        largest = _cd.scores(*self.columns, problem.n_samples, problem.n_features, self.bias,
+                             self.u, self.w, problem.l2, problem.l1, problem.free_intercept,
+                             self.scores)
+        work = self.pass_entries
+        if largest > 0.0:
+            work += self._solve_working_set(self._working_set(), INNER_TOL * largest)
+        return self._passes(work)
+
+    def _working_set(self):
+        """The support, and the coordinates violating most: twice the support, at least P0,
+        sorted (columns in memory order)."""
+        d = self.problem.n_features
+        scores = self.scores[:self.coordinates.shape[0]]
+        support = self.w[:scores.shape[0]] != 0.0
+        if self.problem.bias:
+            support[d] = True             # the intercept's coordinate: always swept
+        scores[support] = np.inf
+        # (the selection among the violating coordinates only: most scores are 0 in l1
+        # problems, and selecting among many ties is slow)
+        candidates = np.flatnonzero(scores > 0.0)
+        size = max(P0, 2 * int(np.count_nonzero(support)))
+        if size < candidates.shape[0]:
+            candidates = candidates[np.argpartition(scores[candidates], -size)[-size:]]
+        return np.sort(candidates).astype(np.int32)
+
+    def _solve_working_set(self, ws, tol):
+        """Sweeps over the working set until its violation is at most tol or they have read
+        INNER_PASSES passes' entries; returns the entries read."""
+        budget = INNER_PASSES * self.pass_entries
+        if not self.anderson:
+            return self._sweeps(ws, 1 << 30, budget, tol, self.no_history)[1]
+        if self.history.shape[1] != ws.shape[0]:
+            self.history = np.empty((ANDERSON_K + 1, ws.shape[0]))
+        self.ws_entries = self._entries(ws)
+        work = 0.0
+        while work < budget:
+            sweeps, entries, violation = self._sweeps(ws, ANDERSON_K, budget - work, tol,
+                                                      self.history)
+            work += entries
+            if violation <= tol or sweeps < ANDERSON_K:
+                break
+            work += self._extrapolate(ws)
+        return work
+
+    def _extrapolate(self, ws):
+        """Anderson extrapolation of the last ANDERSON_K + 1 iterates on the working set
+        (Bertrand & Massias 2021): the affine combination of the iterates whose differences'
+        combination has the least norm, kept if it lowers the objective. Returns the entries of
+        X read."""
+        iterates = self.history
+        steps = np.diff(iterates, axis=0)
+        gram = steps @ steps.T
+        try:
+            weights = np.linalg.solve(gram, np.ones(ANDERSON_K))
+        except np.linalg.LinAlgError:
+            return 0.0
+        total = weights.sum()
+        if not (np.isfinite(total) and total != 0.0):
+            return 0.0
+        candidate = (weights / total) @ iterates[1:]
+        delta = candidate - iterates[-1]
+        problem = self.problem
+        z = self.z.copy()
+        _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias, ws,
+                        delta, z)
+        current = self.w[ws]
+        free_last = problem.free_intercept and problem.bias and ws[-1] == problem.n_features
+        before = (_newton.loss_sum(self.y, self.cn, self.z, self.z, 0.0, self.loss)
+                  + penalty(current, problem.l2, problem.l1, free_last))
+        after = (_newton.loss_sum(self.y, self.cn, z, z, 0.0, self.loss)
+                 + penalty(candidate, problem.l2, problem.l1, free_last))
+        if after < before:
+            self.w[ws] = candidate
+            self.z = z
+            self._refresh()
+        return self.ws_entries
+
+    def _entries(self, ws):
+        """The entries of X in the working set's columns (the intercept's counts n)."""
+        indptr = self.columns[2]
+        d, n = self.problem.n_features, self.problem.n_samples
+        features = ws[ws < d]
+        if self.problem.X.is_sparse:
+            count = float(np.sum(indptr[features + 1] - indptr[features]))
+        else:
+            count = float(features.shape[0] * n)
+        return count + (n if ws.shape[0] and ws[-1] == d else 0)
+
+    def _passes(self, work):
+        """Whole passes made so far, less those reported (at least one per epoch: every epoch
+        reads at least one pass's entries)."""
+        self.entries += work
+        passes = max(int(self.entries // self.pass_entries) - self.reported, 1)
+        self.reported += passes
+        return passes
+
+    def check_due(self, epoch):
+        return None
+
+    def point(self):
+        """w, and the duals of its margins -phi'(z) (from the kept margins: no pass over X;
+        the loop makes them feasible and certifies them with w)."""
+        return self.w, self.loss.duals_from_margins(self.y, self.z)
+
+    def after_check(self, checkpoint):
+        pass

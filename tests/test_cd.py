@@ -1,0 +1,280 @@
+"""solver="cd": primal coordinate descent with working sets (docs/math.md 4k), against
+scikit-learn's coordinate descent and LIBLINEAR, and against the optimality conditions checked
+directly on the returned coefficients."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression
+
+import fastdual
+from fastdual._validation import check_matrix
+from conftest import SMOOTH_LOSSES, binary_problem, np_objective, problem_for
+
+OPTIONS = [dict(working_set=True, anderson=True), dict(working_set=True, anderson=False),
+           dict(working_set=False, anderson=False)]
+
+
+def sparse_regression(n=120, d=60, seed=0, intercept=0.0):
+    """A sparse ground truth, correlated columns: the l1 problems cd is for."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((n, d))
+    X = base + 0.5 * np.roll(base, 1, axis=1)
+    w = np.zeros(d)
+    w[rng.choice(d, 6, replace=False)] = rng.standard_normal(6) * 2
+    y = X @ w + 0.3 * rng.standard_normal(n) + intercept
+    return X, y
+
+
+def lambda_max(X, y):
+    return float(np.max(np.abs(X.T @ y))) / X.shape[0]
+
+
+def cd(X, y, **kwargs):
+    kwargs.setdefault("tol", 1e-12)
+    kwargs.setdefault("max_epochs", 100000)
+    return fastdual.train(X, y, solver="cd", **kwargs)
+
+
+def objective(X, y, model, loss, alpha, l1_ratio, **kwargs):
+    return np_objective(X, y, model.coef_, model.intercept_, loss=loss, l2=alpha * (1 - l1_ratio),
+                        l1=alpha * l1_ratio, **kwargs)
+
+
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.5])
+@pytest.mark.parametrize("fraction", [0.5, 0.1, 0.01])
+@pytest.mark.parametrize("options", OPTIONS)
+def test_lasso_and_elastic_net_reach_scikit_learns_optimum(l1_ratio, fraction, options):
+    X, y = sparse_regression()
+    alpha = fraction * lambda_max(X, y)
+    reference = (Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=1000000)
+                 if l1_ratio == 1.0 else
+                 ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False, tol=1e-12,
+                            max_iter=1000000)).fit(X, y)
+    model = cd(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio, fit_intercept=False,
+               **options)
+    assert model.converged_
+    ours = objective(X, y, model, "squared", alpha, l1_ratio)
+    theirs = np_objective(X, y, reference.coef_, 0.0, loss="squared", l2=alpha * (1 - l1_ratio),
+                          l1=alpha * l1_ratio)
+    assert ours == pytest.approx(theirs, rel=1e-8)
+    assert ours <= theirs * (1 + 1e-10)
+    np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-6)
+
+
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.5])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_free_intercept_is_scikit_learns_centred_intercept(l1_ratio, weighted):
+    X, y = sparse_regression(seed=1, intercept=3.0)
+    weights = np.random.default_rng(1).uniform(0.2, 3.0, X.shape[0]) if weighted else None
+    alpha = 0.05 * lambda_max(X, y - y.mean())
+    reference = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, tol=1e-12, max_iter=1000000)
+    reference.fit(X, y, sample_weight=weights)
+    model = cd(X, y, loss="squared", alpha=alpha, l1_ratio=l1_ratio, sample_weight=weights,
+               regularize_intercept=False)
+    assert model.intercept_mode == "free" and model.converged_
+    kwargs = dict(loss="squared", l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio,
+                  sample_weight=weights, fit_intercept=True, regularize_intercept=False)
+    ours = np_objective(X, y, model.coef_, model.intercept_, **kwargs)
+    theirs = np_objective(X, y, reference.coef_, reference.intercept_, **kwargs)
+    assert ours == pytest.approx(theirs, rel=1e-8)
+    assert model.intercept_ == pytest.approx(reference.intercept_, rel=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Liblinear failed to converge")
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_l1_logistic_reaches_liblinears_optimum(fit_intercept):
+    """LIBLINEAR's -s 6 (scikit-learn's liblinear solver): ||w||_1 + C sum_i log(1 + e^-y x.w),
+    its intercept a feature of value intercept_scaling penalised like the others, which is
+    fastdual's regularised intercept with alpha = 1 / (C n)."""
+    X, y = binary_problem(n=150, d=30, seed=3, noise=1.0)
+    C, scaling = 0.2, 2.0
+    reference = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-12,
+                                   max_iter=100000, fit_intercept=fit_intercept,
+                                   intercept_scaling=scaling).fit(X, y)
+    model = cd(X, y, loss="logistic", C=C, l1_ratio=1.0, fit_intercept=fit_intercept,
+               intercept_scaling=scaling)
+    assert model.converged_
+    alpha = 1.0 / (C * X.shape[0])
+    kwargs = dict(loss="logistic", l2=0.0, l1=alpha, fit_intercept=fit_intercept,
+                  intercept_scaling=scaling)
+    intercept = float(reference.intercept_[0]) if fit_intercept else 0.0
+    ours = np_objective(X, y, model.coef_, model.intercept_, **kwargs)
+    theirs = np_objective(X, y, reference.coef_[0], intercept, **kwargs)
+    assert ours == pytest.approx(theirs, rel=1e-7)
+    assert ours <= theirs * (1 + 1e-9)
+    np.testing.assert_array_equal(model.coef_ != 0, reference.coef_[0] != 0)
+
+
+def smooth_gradient(X, y, coef, intercept, loss, sample_weight=None, gamma=1.0):
+    """(1/n) X^T (c phi'(X coef + intercept)) and its intercept's entry, in NumPy."""
+    n = X.shape[0]
+    c = np.ones(n) if sample_weight is None else sample_weight * n / sample_weight.sum()
+    z = X @ coef + intercept
+    if loss == "squared":
+        slope = z - y
+    elif loss == "logistic":
+        slope = -y / (1.0 + np.exp(y * z))
+    elif loss == "squared_hinge":
+        slope = -2.0 * y * np.maximum(0.0, 1.0 - y * z)
+    else:
+        slope = -y * np.clip((1.0 - y * z) / gamma, 0.0, 1.0)
+    return X.T @ (c * slope) / n, float(np.sum(c * slope)) / n
+
+
+@pytest.mark.parametrize("loss", SMOOTH_LOSSES)
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.6, 0.0])
+@pytest.mark.parametrize("intercept", ["none", "regularized", "free"])
+def test_the_returned_coefficients_satisfy_the_optimality_conditions(loss, l1_ratio, intercept):
+    """0 in grad_j + l2 w_j + l1 d|w_j| for every coefficient (the regularised intercept's weight
+    w_b = intercept_ / s included), and a zero derivative in a free intercept."""
+    X, y = problem_for(loss, n=100, d=12, seed=7)
+    weights = np.random.default_rng(7).uniform(0.5, 2.0, 100)
+    alpha, scaling = 0.05, 1.5
+    model = cd(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, sample_weight=weights,
+               fit_intercept=intercept != "none", regularize_intercept=intercept != "free",
+               intercept_scaling=scaling, tol=1e-13)
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+    target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
+    grad, grad_b = smooth_gradient(X, target, model.coef_, model.intercept_, loss, weights)
+    w = model.coef_
+    if intercept == "regularized":
+        grad = np.append(grad, grad_b * scaling)
+        w = np.append(w, model.intercept_ / scaling)
+    grad = grad + l2 * w
+    on = w != 0
+    tol = 1e-7
+    np.testing.assert_array_less(np.abs(grad[on] + l1 * np.sign(w[on])), tol)
+    np.testing.assert_array_less(np.abs(grad[~on]), l1 + tol)
+    if intercept == "free":
+        assert abs(grad_b) < tol
+    if l1_ratio == 1.0:
+        assert not on.all()       # the l1 problem here has zeros: the test reaches both cases
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_csr_csc_dense_and_fortran_input_give_the_same_model(loss):
+    X, y = problem_for(loss, n=90, d=20, seed=2, sparse=True, density=0.4)
+    kwargs = dict(loss=loss, alpha=0.02, l1_ratio=0.8, tol=1e-12)
+    models = [cd(A, y, **kwargs) for A in
+              (X, X.tocsc(), X.toarray(), np.asfortranarray(X.toarray()))]
+    for other in models[1:]:
+        np.testing.assert_allclose(other.coef_, models[0].coef_, rtol=1e-9, atol=1e-11)
+        assert other.intercept_ == pytest.approx(models[0].intercept_, rel=1e-9, abs=1e-11)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_is_close_to_float64(sparse):
+    X, y = sparse_regression(seed=4)
+    X = sp.csr_matrix(X) if sparse else X
+    kwargs = dict(loss="squared", alpha=0.05 * lambda_max(X.toarray() if sparse else X, y),
+                  l1_ratio=1.0, fit_intercept=False, tol=1e-10)
+    model64 = cd(X, y, **kwargs)
+    model32 = cd(X.astype(np.float32), y, **kwargs)
+    X32 = X.astype(np.float32).astype(np.float64)
+    assert model32.converged_
+    np.testing.assert_allclose(model32.coef_, model64.coef_, atol=1e-5)
+    # the float32 model is the optimum of the float32 data
+    reference = Lasso(alpha=kwargs["alpha"], fit_intercept=False, tol=1e-12,
+                      max_iter=100000).fit(X32, y)
+    np.testing.assert_allclose(model32.coef_, reference.coef_, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", SMOOTH_LOSSES)
+def test_working_sets_and_extrapolation_change_the_time_not_the_answer(loss):
+    X, y = problem_for(loss, n=80, d=40, seed=5)
+    models = [cd(X, y, loss=loss, alpha=0.03, l1_ratio=0.9, tol=1e-12, **options)
+              for options in OPTIONS]
+    values = [objective(X, y, model, loss, 0.03, 0.9, fit_intercept=True) for model in models]
+    for model, value in zip(models[1:], values[1:]):
+        assert model.converged_
+        assert value == pytest.approx(values[0], rel=1e-11)
+        # (a relative gap of 1e-12 puts the coefficients within about 1e-5 of the optimum)
+        np.testing.assert_allclose(model.coef_, models[0].coef_, atol=1e-5)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("intercept", ["regularized", "free"])
+def test_sample_weights_are_repeated_rows(loss, intercept):
+    X, y = problem_for(loss, n=40, d=8, seed=6)
+    counts = np.random.default_rng(6).integers(0, 4, 40)
+    counts[:2] = 1
+    kwargs = dict(loss=loss, alpha=0.02, l1_ratio=0.7, regularize_intercept=intercept == "regularized")
+    weighted = cd(X, y, sample_weight=counts, **kwargs)
+    repeated = cd(np.repeat(X, counts, axis=0), np.repeat(y, counts), **kwargs)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-8)
+    assert weighted.intercept_ == pytest.approx(repeated.intercept_, abs=1e-8)
+
+
+def test_refuses_a_non_smooth_loss_and_names_the_solvers_that_train_it():
+    X, y = binary_problem(n=20, d=3)
+    with pytest.raises(ValueError, match=r"^solver='cd' does not support loss='hinge' \(it needs "
+                                         r"a loss that is smooth.*trained by solver in "
+                                         r"\['agm', 'rda', 'sdca', 'spdc'\]"):
+        fastdual.train(X, y, loss="hinge", solver="cd")
+    with pytest.raises(ValueError, match=r"unknown argument\(s\) \['shrinking'\]: solver='cd' "
+                                         r"has the options \['anderson', 'working_set'\]"):
+        fastdual.train(X, y, loss="logistic", solver="cd", shrinking=True)
+    with pytest.raises(TypeError, match=r"^working_set must be True or False"):
+        fastdual.train(X, y, loss="logistic", solver="cd", working_set=1)
+
+
+def test_epochs_are_passes_and_the_budget_is_kept_to_one_step():
+    """An epoch of cd is an outer step: the scores' pass and about a pass of sweeps."""
+    X, y = sparse_regression(n=200, d=300, seed=8)
+    alpha = 0.02 * lambda_max(X, y)
+    model = cd(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, tol=1e-10, check_every=1)
+    epochs = [entry["epoch"] for entry in model.history_]
+    steps = np.diff([0] + epochs)
+    assert steps.min() >= 1 and steps.max() <= 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        short = cd(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, max_epochs=4)
+    assert 4 <= short.n_epochs_ <= 6
+
+
+def test_warm_start_from_a_model_continues_where_it_stopped():
+    X, y = sparse_regression(seed=9)
+    alpha = 0.05 * lambda_max(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        rough = cd(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, max_epochs=2)
+    fresh = cd(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, tol=1e-10)
+    warm = cd(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, tol=1e-10, warm_start=rough)
+    assert warm.primal_ <= rough.primal_
+    assert warm.n_epochs_ <= fresh.n_epochs_
+    np.testing.assert_allclose(warm.coef_, fresh.coef_, atol=1e-7)
+
+
+def test_the_column_view_reads_csc_and_fortran_input_without_a_copy():
+    X, _ = sparse_regression(n=30, d=10)
+    fortran = np.asfortranarray(X)
+    assert np.shares_memory(check_matrix(fortran).columns()[0], fortran)
+    csc = sp.csc_matrix(X)
+    data, indices, indptr = check_matrix(csc).columns()
+    assert data is csc.data and indices is csc.indices and indptr is csc.indptr
+    # CSR and C order: converted once, then kept
+    for A in (sp.csr_matrix(X), np.ascontiguousarray(X)):
+        matrix = check_matrix(A)
+        first = matrix.columns()
+        assert matrix.columns() is first
+        dense = (sp.csc_matrix((first[0], first[1], first[2]), shape=X.shape).toarray()
+                 if first[1].size else first[0].reshape(X.shape, order="F"))
+        np.testing.assert_array_equal(dense, X)
+
+
+def test_a_csc_with_unsorted_columns_trains_and_repeated_entries_are_refused():
+    X, y = sparse_regression(n=40, d=6, seed=10)
+    csc = sp.csc_matrix(X)
+    order = np.concatenate([np.arange(a, b)[::-1] for a, b in zip(csc.indptr, csc.indptr[1:])])
+    unsorted = sp.csc_matrix((csc.data[order], csc.indices[order], csc.indptr), shape=X.shape)
+    assert not unsorted.has_sorted_indices
+    kwargs = dict(loss="squared", alpha=0.05, l1_ratio=1.0, tol=1e-12)
+    np.testing.assert_allclose(cd(unsorted, y, **kwargs).coef_, cd(X, y, **kwargs).coef_,
+                               atol=1e-10)
+    # every entry split in two halves stored separately: refused, as in CSR
+    doubled = sp.csc_matrix((np.repeat(csc.data / 2, 2), np.repeat(csc.indices, 2),
+                             csc.indptr * 2), shape=X.shape)
+    with pytest.raises(ValueError, match="stores the same column twice"):
+        cd(doubled, y, **kwargs)
