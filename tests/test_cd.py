@@ -118,6 +118,8 @@ def smooth_gradient(X, y, coef, intercept, loss, sample_weight=None, gamma=1.0):
         slope = -y / (1.0 + np.exp(y * z))
     elif loss == "squared_hinge":
         slope = -2.0 * y * np.maximum(0.0, 1.0 - y * z)
+    elif loss == "squared_epsilon_insensitive":          # (epsilon 0.1, the default)
+        slope = np.sign(z - y) * np.maximum(0.0, np.abs(z - y) - 0.1)
     else:
         slope = -y * np.clip((1.0 - y * z) / gamma, 0.0, 1.0)
     return X.T @ (c * slope) / n, float(np.sum(c * slope)) / n
@@ -136,7 +138,8 @@ def test_the_returned_coefficients_satisfy_the_optimality_conditions(loss, l1_ra
                fit_intercept=intercept != "none", regularize_intercept=intercept != "free",
                intercept_scaling=scaling, tol=1e-13)
     l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
-    target = y if loss == "squared" else np.where(y > 0, 1.0, -1.0)
+    regression = fastdual.LOSSES[loss].task == "regression"
+    target = y if regression else np.where(y > 0, 1.0, -1.0)
     grad, grad_b = smooth_gradient(X, target, model.coef_, model.intercept_, loss, weights)
     w = model.coef_
     if intercept == "regularized":
