@@ -398,15 +398,19 @@ cdef class Absolute(Loss):
         return 1.0
 
 
+def _checked_epsilon(double epsilon, str loss):
+    """epsilon >= 0 and finite: at epsilon = inf the loss is 0 everywhere and its conjugate
+    inf * 0 at a = 0."""
+    if not 0.0 <= epsilon < INFINITY:
+        raise ValueError(f"epsilon must be >= 0 and finite for {loss}, got {epsilon!r}")
+    return epsilon
+
+
 cdef class EpsilonInsensitive(Loss):
     """phi = max(0, |z - y| - epsilon); -phi*(-a) = a y - epsilon |a| on a in [-1, 1]."""
 
     def __init__(self, double epsilon=0.1):
-        # Finite: at epsilon = inf the loss is 0 everywhere and its conjugate inf * 0 at a = 0.
-        if not 0.0 <= epsilon < INFINITY:
-            raise ValueError(f"epsilon must be >= 0 and finite for epsilon_insensitive, "
-                             f"got {epsilon!r}")
-        self.epsilon = epsilon
+        self.epsilon = _checked_epsilon(epsilon, "epsilon_insensitive")
         self.gamma = 0.0
         self.has_box = True
 
@@ -467,10 +471,7 @@ cdef class SquaredEpsilonInsensitive(Loss):
     cdef readonly double epsilon
 
     def __init__(self, double epsilon=0.1):
-        if not 0.0 <= epsilon < INFINITY:
-            raise ValueError(f"epsilon must be >= 0 and finite for squared_epsilon_insensitive, "
-                             f"got {epsilon!r}")
-        self.epsilon = epsilon
+        self.epsilon = _checked_epsilon(epsilon, "squared_epsilon_insensitive")
         self.gamma = 1.0
 
     cdef double value(self, double y, double z) noexcept nogil:
