@@ -93,7 +93,8 @@ def test_strengths_and_parameters(data):
                                          r"parameters none"):
         fastdual.train(X, y, loss="hinge", gamma=2.0, solver="sdca")
     with pytest.raises(ValueError, match=r"unknown argument\(s\) \['gamma'\]: solver='auto' has "
-                                         r"the options \['acceleration', 'adaptive', 'batch_size', .*'variant'\]"):
+                                         r"the options \['acceleration', 'adaptive', 'anderson', "
+                                         r"'batch_size', .*'variant', 'working_set'\]"):
         fastdual.train(X, y, loss="hinge", gamma=2.0)
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         fastdual.train(X, y, sample_weight=-np.ones(30))
@@ -113,7 +114,7 @@ def test_unknown_names_list_the_valid_ones(data):
     X, y = data
     with pytest.raises(ValueError, match=r"loss must be one of \['absolute', .*'smooth_hinge'"):
         fastdual.train(X, y, loss="hinge2")
-    with pytest.raises(ValueError, match=r"solver must be one of \['agm', 'newton', 'rda', 'sdca', 'spdc'\], got 'lbfgs'"):
+    with pytest.raises(ValueError, match=r"solver must be one of \['agm', 'cd', 'newton', 'rda', 'sdca', 'spdc'\], got 'lbfgs'"):
         fastdual.train(X, y, solver="lbfgs")
 
 

@@ -4,11 +4,11 @@ smooth per-sample losses, with pure l1, the elastic net or l2, the intercept reg
 Each `epoch()` is one outer step: one pass computes every coordinate's violation of its
 optimality condition (the distance of 0 to the subdifferential of the objective in w_j), the
 working set grows to the support and the most violating coordinates (twice the support, at least
-P0), and cyclic sweeps over it (Anderson-extrapolated every ANDERSON_K sweeps) run until they
-have read about one pass's entries of X or have solved the working set to a fraction INNER_TOL of
-the outer violation. It returns the passes over the data it made. The certificate is the shared
-one, with the duals the loop builds from the margins (rescaled to feasibility for pure l1 by the
-gap function).
+P0), and cyclic sweeps over it, in blocks of ANDERSON_K (each full block Anderson-extrapolated),
+run until they have solved the working set to a fraction INNER_TOL of the outer violation or
+have read INNER_PASSES passes' entries of X. It returns the passes over the data it made. The
+certificate is the shared one, with duals from margins (for pure l1 those of the extrapolated
+sweeps, rescaled to feasibility by the gap function, which keeps the better of them and w's own).
 
 X is read by columns (`Matrix.columns()`): a CSC or Fortran-ordered X as it is, any other
 converted once (docs/solvers/cd.md says what that costs).
