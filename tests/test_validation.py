@@ -122,7 +122,8 @@ def test_strengths_and_parameters(data):
                                          r"parameters none"):
         fastdual.train(X, y, loss="hinge", gamma=2.0, solver="sdca")
     with pytest.raises(ValueError, match=r"unknown argument\(s\) \['gamma'\]: solver='auto' has "
-                                         r"the options \['acceleration', 'adaptive', .*'batch_size', .*'variant'.*\]"):
+                                         r"the options \['acceleration', 'adaptive', 'anderson', "
+                                         r"'batch_size', .*'variant', 'working_set'\]"):
         fastdual.train(X, y, loss="hinge", gamma=2.0)
     with pytest.raises(ValueError, match="sample_weight must be >= 0"):
         fastdual.train(X, y, sample_weight=-np.ones(30))

@@ -4,11 +4,11 @@ smooth per-sample losses, with pure l1, the elastic net or l2, the intercept reg
 Each `epoch()` is one outer step: one pass computes every coordinate's violation of its
 optimality condition (the distance of 0 to the subdifferential of the objective in w_j), the
 working set grows to the support and the most violating coordinates (twice the support, at least
-P0), and cyclic sweeps over it (Anderson-extrapolated every ANDERSON_K sweeps) run until they
-have read about one pass's entries of X or have solved the working set to a fraction INNER_TOL of
-the outer violation. It returns the passes over the data it made. The certificate is the shared
-one, with the duals the loop builds from the margins (rescaled to feasibility for pure l1 by the
-gap function).
+P0), and cyclic sweeps over it, in blocks of ANDERSON_K (each full block Anderson-extrapolated),
+run until they have solved the working set to a fraction INNER_TOL of the outer violation or
+have read INNER_PASSES passes' entries of X. It returns the passes over the data it made. The
+certificate is the shared one, with duals from margins (for pure l1 those of the extrapolated
+sweeps, rescaled to feasibility by the gap function, which keeps the better of them and w's own).
 
 X is read by columns (`Matrix.columns()`): a CSC or Fortran-ordered X as it is, any other
 converted once (docs/solvers/cd.md says what that costs).
@@ -21,7 +21,7 @@ from fastdual.solvers.common import Option, penalty
 
 P0 = 10             # the first working set's size (and the smallest)
 INNER_TOL = 0.3     # sweep the working set until its violation is below this times the outer one
-INNER_PASSES = 1.0  # ... or until the sweeps have read this many passes' entries of X
+INNER_PASSES = 10.0  # ... or until the sweeps have read this many passes' entries of X
 ANDERSON_K = 5      # sweeps between Anderson extrapolations
 
 
@@ -64,6 +64,8 @@ class CD:
         self.scores = np.empty(d + 1)
         self.history = np.empty((ANDERSON_K + 1, 0))
         self.no_history = np.empty((0, 0))
+        self.ws = self.coordinates
+        self.recorded = 0           # rows of the history that are consecutive sweeps ending at w
         self.w = np.zeros(d + 1)
         self.z = np.zeros(n)
         self.u = np.empty(n)
@@ -82,6 +84,7 @@ class CD:
         _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                       problem.bias, self.w, self.z)
         self._refresh()
+        self.recorded = 0
 
     def _sweeps(self, coordinates, max_sweeps, budget, tol, history):
         problem = self.problem
@@ -94,6 +97,7 @@ class CD:
         """One outer step; returns the passes over the data it made."""
         if not self.working_set:
             _, work, _ = self._sweeps(self.coordinates, 1, 0.0, 0.0, self.no_history)
+            self.recorded = 0
             return self._passes(work)
         problem = self.problem
         largest = _cd.scores(*self.columns, problem.n_samples, problem.n_features, self.bias,
@@ -122,55 +126,64 @@ class CD:
         return np.sort(candidates).astype(np.int32)
 
     def _solve_working_set(self, ws, tol):
-        """Sweeps over the working set until its violation is at most tol or they have read
-        INNER_PASSES passes' entries; returns the entries read."""
+        """Sweeps over the working set, in blocks of ANDERSON_K recorded in the history, until
+        its violation is at most tol or they have read INNER_PASSES passes' entries (each full
+        block extrapolated with anderson=True); returns the entries read."""
         budget = INNER_PASSES * self.pass_entries
-        if not self.anderson:
-            return self._sweeps(ws, 1 << 30, budget, tol, self.no_history)[1]
         if self.history.shape[1] != ws.shape[0]:
             self.history = np.empty((ANDERSON_K + 1, ws.shape[0]))
-        self.ws_entries = self._entries(ws)
+        self.ws, self.ws_entries = ws, self._entries(ws)
         work = 0.0
         while work < budget:
             sweeps, entries, violation = self._sweeps(ws, ANDERSON_K, budget - work, tol,
                                                       self.history)
             work += entries
+            self.recorded = sweeps + 1    # history rows: consecutive sweeps' iterates, the last w
             if violation <= tol or sweeps < ANDERSON_K:
                 break
-            work += self._extrapolate(ws)
+            if self.anderson:
+                work += self._extrapolate()
         return work
 
-    def _extrapolate(self, ws):
-        """Anderson extrapolation of the last ANDERSON_K + 1 iterates on the working set
-        (Bertrand & Massias 2021): the affine combination of the iterates whose differences'
-        combination has the least norm, kept if it lowers the objective. Returns the entries of
-        X read."""
-        iterates = self.history
+    def _anderson_point(self, iterates):
+        """The Anderson extrapolation of consecutive iterates on the working set (Bertrand &
+        Massias 2021; docs/math.md 4k): the affine combination whose combination of the
+        differences has the least norm, and its margins; None if the differences are
+        degenerate."""
         steps = np.diff(iterates, axis=0)
-        gram = steps @ steps.T
         try:
-            weights = np.linalg.solve(gram, np.ones(ANDERSON_K))
+            weights = np.linalg.solve(steps @ steps.T, np.ones(steps.shape[0]))
         except np.linalg.LinAlgError:
-            return 0.0
+            return None
         total = weights.sum()
         if not (np.isfinite(total) and total != 0.0):
-            return 0.0
+            return None
         candidate = (weights / total) @ iterates[1:]
-        delta = candidate - iterates[-1]
         problem = self.problem
         z = self.z.copy()
-        _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias, ws,
-                        delta, z)
-        current = self.w[ws]
+        _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias,
+                        self.ws, candidate - iterates[-1], z)
+        return candidate, z
+
+    def _extrapolate(self):
+        """The extrapolation of the last block, kept if it lowers the objective (the loss over
+        the samples and the penalty over the working set: the other weights are the same).
+        Returns the entries of X read."""
+        extrapolated = self._anderson_point(self.history)
+        if extrapolated is None:
+            return 0.0
+        candidate, z = extrapolated
+        problem, ws = self.problem, self.ws
         free_last = problem.free_intercept and problem.bias and ws[-1] == problem.n_features
         before = (_newton.loss_sum(self.y, self.cn, self.z, self.z, 0.0, self.loss)
-                  + penalty(current, problem.l2, problem.l1, free_last))
+                  + penalty(self.w[ws], problem.l2, problem.l1, free_last))
         after = (_newton.loss_sum(self.y, self.cn, z, z, 0.0, self.loss)
                  + penalty(candidate, problem.l2, problem.l1, free_last))
         if after < before:
             self.w[ws] = candidate
             self.z = z
             self._refresh()
+            self.recorded = 0          # w is no longer the last recorded iterate
         return self.ws_entries
 
     def _entries(self, ws):
@@ -196,9 +209,16 @@ class CD:
         return None
 
     def point(self):
-        """w, and the duals of its margins -phi'(z) (from the kept margins: no pass over X;
-        the loop makes them feasible and certifies them with w)."""
-        return self.w, self.loss.duals_from_margins(self.y, self.z)
+        """w, and duals from margins: for pure l1 those of the extrapolated last sweeps when
+        there are three or more (celer's dual extrapolation, docs/math.md 4k: the gap function
+        rescales them and keeps the better of them and the duals of w's own margins), else the
+        duals of w's kept margins (no pass over X either way)."""
+        z = self.z
+        if self.problem.l2 == 0.0 and self.recorded >= 3:
+            extrapolated = self._anderson_point(self.history[:self.recorded])
+            if extrapolated is not None:
+                z = extrapolated[1]
+        return self.w, self.loss.duals_from_margins(self.y, z)
 
     def after_check(self, checkpoint):
         pass
