@@ -284,3 +284,16 @@ def test_a_csc_with_unsorted_columns_trains_and_repeated_entries_are_refused():
                              csc.indptr * 2), shape=X.shape)
     with pytest.raises(ValueError, match="stores the same column twice"):
         cd(doubled, y, **kwargs)
+
+
+@pytest.mark.parametrize("loss", SMOOTH_LOSSES)
+@pytest.mark.parametrize("intercept", ["regularized", "free"])
+def test_every_step_lowers_the_objective(loss, intercept):
+    """Each coordinate step minimises an upper bound of P equal to P at the current weight, and
+    an extrapolation is kept only if it lowers P: the primal of successive checks never rises."""
+    X, y = problem_for(loss, n=120, d=30, seed=11)
+    model = cd(X, y, loss=loss, alpha=0.01, l1_ratio=0.8, tol=1e-10, check_every=1,
+               regularize_intercept=intercept == "regularized")
+    primal = np.array([entry["primal"] for entry in model.history_])
+    assert len(primal) > 3
+    assert np.all(np.diff(primal) <= 1e-13 * np.abs(primal[1:]))
