@@ -415,7 +415,7 @@ class FreeIntercept:
         if problem.l1 > 0.0:
             raise ValueError("solver='sdca' fits a free intercept (regularize_intercept=False) "
                              "with the l2 penalty only; for the elastic net or l1 with a free "
-                             "intercept use solver='agm', 'newton' or 'rda'")
+                             "intercept use solver='agm', 'cd', 'newton' or 'rda'")
         if options["output"] == "average" or options["acceleration"]:
             raise ValueError("solver='sdca' with a free intercept (regularize_intercept=False) "
                              "takes neither output='average' nor acceleration=True")
