@@ -149,7 +149,7 @@ CASES = [
     ("free-intercept-sdca-l1", train(X, Y, regularize_intercept=False, solver="sdca",
                                      l1_ratio=0.5), ValueError,
      r"^solver='sdca' fits a free intercept \(regularize_intercept=False\) with the l2 penalty "
-     r"only; for the elastic net or l1 with a free intercept use solver='agm', 'newton' or 'rda'"),
+     r"only; for the elastic net or l1 with a free intercept use solver='agm', 'cd', 'newton' or 'rda'"),
     ("free-intercept-not-bool", train(X, Y, regularize_intercept="no"), TypeError,
      r"^regularize_intercept must be True or False"),
     ("gap-free-intercept-refine", gap(X, Y, regularize_intercept=False, refine_epochs=5),
