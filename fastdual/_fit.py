@@ -32,16 +32,23 @@ def resolve_solver(problem, solver, options):
     return driver_class, solver_options(driver_class, options)
 
 
+def make_driver(problem, solver, options, seed, warm_start=None):
+    """The driver of a solver name or "auto" for the problem, started from a warm model's duals
+    (and, for a primal solver, its coefficients) when one is given."""
+    driver_class, options = resolve_solver(problem, solver, options)
+    driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+    if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
+        driver.start_from(warm_coefficients(problem, warm_start))
+    return driver
+
+
 def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
           on_interrupt, warm_start=None, driver=None):
     """Train one problem in the loop and return its certified Model. `driver` (an instance)
     replaces the choice by name (the k-class joint problems, Dask's CoCoA+)."""
     with _loop.single_thread_blas():
         if driver is None:
-            driver_class, options = resolve_solver(problem, solver, options)
-            driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
-            if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
-                driver.start_from(warm_coefficients(problem, warm_start))
+            driver = make_driver(problem, solver, options, seed, warm_start)
         result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs,
                            check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
@@ -119,14 +126,16 @@ def certify_coefficients(problem, coef, intercept, dual_coef, refine_epochs):
     return certificate(problem, w, duals, refine_epochs)
 
 
-def certificate(problem, w, duals, refine_epochs, driver=None):
+def certificate(problem, w, duals, refine_epochs, refiner=None):
     """The Certificate of the point w (the problem's layout) with the given feasible duals,
-    their dual value raised by up to refine_epochs epochs of SDCA (`driver`: the problem's own
-    SDCA, built here when None)."""
+    their dual value raised by up to refine_epochs epochs of SDCA (`refiner(duals)` builds the
+    problem's SDCA driver, only when refinement runs; default: the scalar SDCA)."""
     primal, dual, gap = problem.certificate(w, duals)
     if refine_epochs > 0 and np.isfinite(dual) and gap > ROUNDING * abs(primal):
-        if driver is None:
+        if refiner is None:
             driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
+        else:
+            driver = refiner(duals)
         dual, gap = refined_dual(problem, w, primal, dual, gap, driver, refine_epochs)
     return Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
 

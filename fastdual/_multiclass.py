@@ -106,11 +106,7 @@ def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
 
     def train_class(m, stop):
         problem = problems[m]
-        driver_class, options = _fit.resolve_solver(problem, run["solver"], run["options"])
-        driver = driver_class(problem, options, run["seed"],
-                              _fit.initial_duals(problem, starts[m]))
-        if starts[m] is not None and hasattr(driver, "start_from"):
-            driver.start_from(_fit.warm_coefficients(problem, starts[m]))
+        driver = _fit.make_driver(problem, run["solver"], run["options"], run["seed"], starts[m])
         hook = None
         if callback is not None:
             label = _label(classes[m])
@@ -288,4 +284,4 @@ def certificate(matrix, classes, index, strategy, coef, intercept, dual_coef, re
         refine_epochs = _fit.refine_budget(problem) if dual_coef is None else 0
     refine_epochs = check_int("refine_epochs", refine_epochs, 0)
     return _fit.certificate(problem, w, duals, refine_epochs,
-                            driver=VectorSDCA(problem, 0, duals))
+                            refiner=lambda start: VectorSDCA(problem, 0, start))
