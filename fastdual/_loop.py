@@ -33,15 +33,11 @@ import numpy as np
 TINY = np.finfo(float).tiny
 
 
-try:    # scikit-learn's, so that its warning filters catch fastdual's too
-    from sklearn.exceptions import ConvergenceWarning as _BaseConvergenceWarning
-except ImportError:  # pragma: no cover - scikit-learn is a dependency
-    _BaseConvergenceWarning = UserWarning
-
-
-class ConvergenceWarning(_BaseConvergenceWarning):
-    """The solver stopped before its certificate reached tol (a subclass of scikit-learn's
-    ConvergenceWarning, itself a UserWarning)."""
+class ConvergenceWarning(UserWarning):
+    """The solver stopped before its certificate reached tol. The scikit-learn estimators
+    (fastdual.sklearn) re-issue it as a subclass of both this class and scikit-learn's
+    ConvergenceWarning, so that either's filters catch it there; fastdual itself never imports
+    scikit-learn to train."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):

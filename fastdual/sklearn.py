@@ -18,15 +18,37 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from fastdual._api import train
+from fastdual import _api
+from fastdual._loop import ConvergenceWarning as _ConvergenceWarning
 from fastdual._defaults import DEFAULTS
 from fastdual.losses import get_loss_spec
 from fastdual.online import OnlineRDA
 from fastdual.solvers import takes_warm_start
+
+
+class ConvergenceWarning(_ConvergenceWarning, _SklearnConvergenceWarning):
+    """fastdual's ConvergenceWarning as the estimators issue it: also scikit-learn's, so that
+    scikit-learn's filters (GridSearchCV, ignore_warnings) catch it as they catch their own."""
+
+
+def train(*args, **kwargs):
+    """fastdual.train, its ConvergenceWarning re-issued as the class above (fastdual.train does
+    not import scikit-learn, so it cannot issue scikit-learn's class itself); other warnings
+    pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = _api.train(*args, **kwargs)
+    for warning in caught:
+        category = warning.category
+        if issubclass(category, _ConvergenceWarning):
+            category = ConvergenceWarning
+        warnings.warn_explicit(str(warning.message), category, warning.filename, warning.lineno)
+    return model
 
 
 class _LinearModel(BaseEstimator):

@@ -1,5 +1,7 @@
 """fastdual.sklearn: scikit-learn's estimator checks, pipelines, search, pickling."""
 import pickle
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -104,11 +106,28 @@ def test_multiclass_and_partial_fit():
     assert online.score(X, yb) > 0.7
 
 
-def test_fastdual_convergence_warnings_are_scikit_learns():
-    assert issubclass(fastdual.ConvergenceWarning, SklearnConvergenceWarning)
+def test_the_estimators_convergence_warnings_are_both_classes():
     X, y = problem_for("hinge", n=100, d=5, seed=4)
-    with pytest.warns(SklearnConvergenceWarning):
+    for category in (SklearnConvergenceWarning, fastdual.ConvergenceWarning):
+        with pytest.warns(category, match="relative duality gap"):
+            LinearClassifier(loss="hinge", max_epochs=1, tol=1e-12).fit(X, y)
+    with warnings.catch_warnings():       # scikit-learn's filter silences it
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
         LinearClassifier(loss="hinge", max_epochs=1, tol=1e-12).fit(X, y)
+
+
+def test_training_does_not_import_scikit_learn():
+    """fastdual.train's own warning class: training (and its ConvergenceWarning) needs no
+    scikit-learn, whose import costs seconds at a command line's start."""
+    code = ("import sys, warnings, numpy as np, fastdual\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    fastdual.train(np.eye(3), [1, -1, 1], loss='hinge', max_epochs=1, tol=1e-14)\n"
+            "assert any(issubclass(w.category, fastdual.ConvergenceWarning) for w in caught)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_coming_from_page_mappings_hold():
