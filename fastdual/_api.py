@@ -230,7 +230,7 @@ def duality_gap(X, y, coef, intercept=None, *, loss=DEFAULTS["loss"], alpha=None
             if dual_coef is not None and np.shape(dual_coef) != (k, matrix.n_samples):
                 raise ValueError(f"dual_coef of a k-class model must have shape "
                                  f"({k}, {matrix.n_samples}), got {np.shape(dual_coef)}")
-            strategy = _multiclass.multiclass_choice(multiclass, loss, k)
+            strategy = _multiclass.multiclass_choice(multiclass, loss, k, l1_ratio=l1_ratio)
             return _multiclass.certificate(matrix, classes, index, strategy, coef, intercept,
                                            dual_coef, refine_epochs, dict(
                                                loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,

@@ -14,6 +14,7 @@ the same loop, certified as one (_core/gap.pyx primal_dual_vector).
 """
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+import numbers
 import warnings
 
 import numpy as np
@@ -43,14 +44,16 @@ def joint_losses(strategy):
     return [name for name, spec in LOSSES.items() if spec.joint == strategy]
 
 
-def multiclass_choice(multiclass, loss, n_classes, solver="sdca"):
+def multiclass_choice(multiclass, loss, n_classes, solver="sdca", l1_ratio=0.0):
     """The strategy for k classes: "ovr" (one-vs-rest, every binary loss and solver),
-    "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca"); None:
-    multinomial for logistic with solver="sdca", one-vs-rest otherwise."""
+    "crammer_singer" (hinge) or "multinomial" (logistic; both by solver="sdca", with an l2
+    term); None: multinomial for logistic with solver="sdca" or "auto" and an l2 term
+    (l1_ratio < 1), one-vs-rest otherwise (pure l1 included: scikit-learn's liblinear)."""
     spec = get_loss_spec(loss)
     if multiclass is None:
-        return ("multinomial" if spec.joint == "multinomial" and solver in ("sdca", "auto")
-                else "ovr")
+        pure_l1 = isinstance(l1_ratio, numbers.Real) and l1_ratio >= 1.0   # (validated later)
+        joint = spec.joint == "multinomial" and solver in ("sdca", "auto") and not pure_l1
+        return "multinomial" if joint else "ovr"
     if multiclass not in MULTICLASS:
         raise ValueError(f"multiclass must be None or one of {list(MULTICLASS)}, got "
                          f"{multiclass!r}")
@@ -75,7 +78,8 @@ def binary_views(model):
 
 def train(matrix, classes, index, objective, run, multiclass, n_jobs, warm_start):
     """k > 2 classes by the strategy multiclass_choice picks."""
-    strategy = multiclass_choice(multiclass, objective["loss"], classes.shape[0], run["solver"])
+    strategy = multiclass_choice(multiclass, objective["loss"], classes.shape[0], run["solver"],
+                                 objective["l1_ratio"])
     n_jobs = 1 if n_jobs is None else check_int("n_jobs", n_jobs, 1)
     if strategy == "ovr":
         return train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start)

@@ -187,7 +187,8 @@ def test_pure_l1_certificate_is_for_the_l1_problem():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         model = fastdual.train(X, y, loss="squared", alpha=alpha, l1_ratio=1.0, tol=1e-3,
-                               fit_intercept=False, random_state=0, max_epochs=3000)
+                               fit_intercept=False, random_state=0, max_epochs=3000,
+                               solver="sdca")
     assert model.l2_added_ > 0 and model.l2_ == 0.0 and model.l1_ == alpha
     ref = Lasso(alpha=alpha, fit_intercept=False, tol=1e-14, max_iter=100_000).fit(X, y)
     p_star = np_objective(X, y, ref.coef_, loss="squared", l2=0.0, l1=alpha)

@@ -46,12 +46,19 @@ def test_one_vs_rest_is_exactly_the_k_binary_problems(loss, solver):
     assert model.converged_ == all(b.converged_ for b in binary)
 
 
-def test_threads_give_the_same_bits():
+@pytest.mark.parametrize("loss, l1_ratio, solver", [("smooth_hinge", 0.0, "newton"),
+                                                     ("logistic", 1.0, "cd")])
+def test_threads_give_the_same_bits(loss, l1_ratio, solver):
     X, y = multiclass_problem(n=400, k=5, sparse=True, seed=2)
-    one = fastdual.train(X, y, loss="smooth_hinge", alpha=1e-3, random_state=0, n_jobs=1)
-    two = fastdual.train(X, y, loss="smooth_hinge", alpha=1e-3, random_state=0, n_jobs=2)
+    objective = dict(loss=loss, alpha=1e-3, l1_ratio=l1_ratio, random_state=0)
+    one = fastdual.train(X, y, n_jobs=1, **objective)
+    two = fastdual.train(X, y, n_jobs=2, **objective)
+    assert one.solver == two.solver == solver           # solver="auto"'s choice
     assert np.array_equal(one.coef_, two.coef_)
-    assert np.array_equal(one.dual_coef_, two.dual_coef_)
+    assert np.array_equal(one.intercept_, two.intercept_)
+    assert (one.dual_coef_ is None) == (two.dual_coef_ is None)
+    if one.dual_coef_ is not None:
+        assert np.array_equal(one.dual_coef_, two.dual_coef_)
     assert (one.primal_, one.dual_) == (two.primal_, two.dual_)
 
 
@@ -305,7 +312,9 @@ def test_joint_strategies_refuse_what_they_cannot_do():
     with pytest.raises(ValueError, match=r"trained by solver='sdca'"):
         fastdual.train(X, y, loss="logistic", solver="spdc", multiclass="multinomial")
     with pytest.raises(ValueError, match=r"needs an l2 term"):
-        fastdual.train(X, y, loss="logistic", l1_ratio=1.0)
+        fastdual.train(X, y, loss="logistic", l1_ratio=1.0, multiclass="multinomial")
+    # (without multiclass=, pure l1 logistic is one-vs-rest: the joint strategy needs l2)
+    assert fastdual.train(X, y, loss="logistic", l1_ratio=1.0, alpha=0.01).coef_.shape[0] == 3
     with pytest.raises(ValueError, match=r"has no free intercept"):
         fastdual.train(X, y, loss="logistic", regularize_intercept=False, solver="sdca")
 

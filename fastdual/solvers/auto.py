@@ -2,32 +2,33 @@
 problem's shape, loss, penalty and conditioning. The rules, in order (docs/solvers/auto.md has
 the measurements behind them):
 
-  1. a free intercept (regularize_intercept=False) with an l1 term: "newton" for a smooth loss
-     with l2 > 0, "agm" for a smooth loss with pure l1 (its adaptive L: RDA's steps diverge on
-     unscaled regression data), else "rda" (SDCA fits a free intercept with the l2 penalty
-     only; with it, the rules below apply as they are);
-  2. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
-  3. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
+  1. an l1 term and a loss cd trains (smooth, per sample): "cd" for pure l1, and for the
+     elastic net when kappa >= CD_KAPPA (the l2 part too weak for the dual methods);
+  2. a free intercept (regularize_intercept=False) with an l1 term: "newton" for a smooth loss
+     (the elastic net below CD_KAPPA), else "rda" (SDCA fits a free intercept with the l2
+     penalty only; with it, the rules below apply as they are);
+  3. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
+  4. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
      losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca" with
      acceleration=True: their duals sit on the box's bounds, so SDCA's shrinking skips most
      rows, and Newton's generalised Hessian changes pattern from step to step there;
-  4. a smooth loss, elastic net (l2 > 0), kappa >= ACCELERATE_KAPPA: "sdca" with
-     acceleration=True;
-  5. otherwise "sdca".
+  5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
+     NEWTON_KAPPA).
 
 kappa = R^2 / (gamma l2 n) is SDCA's condition number: R^2 the largest c_i ||x_i||^2 (with the
 intercept feature), the loss 1/gamma-smooth, n the number of rows; plain SDCA needs about
 kappa epochs per digit of the gap, Newton a few Hessian-vector products per digit whatever
-kappa. Solver options given with solver="auto" restrict the choice to the solvers that take
-them all (e.g. acceleration=True means "sdca"); an explicit solver= always wins.
+kappa, cd a number of sweeps that grows with the support, not with kappa. Solver options given
+with solver="auto" restrict the choice to the solvers that take them all (e.g.
+acceleration=True means "sdca"); an explicit solver= always wins.
 """
 import numpy as np
 
 from fastdual.losses import get_loss_spec
-from fastdual.solvers import get_solver
+from fastdual.solvers import SOLVERS, get_solver
 
 NEWTON_KAPPA = 5.0
-ACCELERATE_KAPPA = 10.0
+CD_KAPPA = 10.0
 
 
 def condition_number(problem):
@@ -39,33 +40,37 @@ def condition_number(problem):
     return radius2 / (gamma * problem.l2 * problem.n_samples)
 
 
+def cd_trains(problem):
+    """Whether cd trains the problem's loss (its capabilities: a derivative and a curvature
+    bound per sample)."""
+    return SOLVERS["cd"].needs <= get_loss_spec(problem.loss_name).capabilities
+
+
 def rule(problem):
     """(solver name, the options the rule sets, the rule's number) for the problem."""
     smooth = problem.loss.gamma > 0.0          # the loss is 1/gamma-smooth; 0: non-smooth
-    if problem.free_intercept and problem.l1 > 0.0:
-        if smooth:
-            return ("newton" if problem.l2 > 0.0 else "agm"), {}, 1
-        return "rda", {}, 1
-    if not smooth:
-        return "sdca", {}, 2
     kappa = condition_number(problem)
+    if problem.l1 > 0.0 and smooth and cd_trains(problem) and kappa >= CD_KAPPA:
+        return "cd", {}, 1                     # (kappa is inf for pure l1)
+    if problem.free_intercept and problem.l1 > 0.0:
+        return ("newton" if smooth else "rda"), {}, 2
+    if not smooth:
+        return "sdca", {}, 3
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
-            return "sdca", {"acceleration": True}, 3
-        return "newton", {}, 3
-    if problem.l1 > 0.0 and problem.l2 > 0.0 and kappa >= ACCELERATE_KAPPA:
-        return "sdca", {"acceleration": True}, 4
+            return "sdca", {"acceleration": True}, 4
+        return "newton", {}, 4
     return "sdca", {}, 5
 
 
 def choose(problem, options, solvers):
     """(solver name, options) for solver="auto": the rule's choice when it takes the options
-    given, else the first of sdca, newton, spdc, rda that takes them all and the problem."""
+    given, else the first of sdca, newton, cd, spdc, rda that takes them all and the problem."""
     name, chosen, _ = rule(problem)
     if set(options) <= set(solvers[name].options):
         return name, {**chosen, **options}
-    for name in ("sdca", "newton", "spdc", "rda"):
+    for name in ("sdca", "newton", "cd", "spdc", "rda"):
         if not set(options) <= set(solvers[name].options):
             continue
         try:
