@@ -232,3 +232,124 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
             if largest <= tol or work >= budget:
                 break
     return sweep, work, largest
+
+
+def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                 const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
+                 const int[::1] coordinates, const double[::1] floor, double l2, double l1,
+                 bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
+                 double[::1] curvature):
+    """Cyclic coordinate descent over `coordinates` on the proximal Newton model of the data
+    term at a point w0 (docs/math.md, 4k): minimise over those w_j
+
+        sum_i (g_i r_i + h_i r_i^2 / 2) + the penalty of w,   r = X (w - w0) (+ the intercept's),
+
+    g_i = c_i phi'(y_i, z_i) / n and h_i = c_i phi''(y_i, z_i) / n at w0's margins. State: w
+    (the trial point, w0 outside the coordinates), r, and q_i = g_i + h_i r_i (the model's
+    derivative in the margin; q = g and r = 0 at the start). curvature (out, one per coordinate):
+    L_j = sum_i h_i x_ij^2, the model's exact curvature along j, at least floor[j] (indexed by
+    the feature: a small fraction of the global bound, so that a model flat along j, e.g. every
+    sample of a squared hinge outside its margin, still has a minimiser), computed first.
+    No sweep when w0's own largest violation on the coordinates is at most tol; else sweeps
+    until one's largest violation (of the model) is at most model_tol, or max_sweeps. Returns
+    (sweeps, entries read, w0's largest violation, the last sweep's)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t m = coordinates.shape[0], k, j, i, p, start = 0, end = 0, sweep = 0
+    cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, lam2, lam1, score
+    cdef double delta, xv
+    with nogil:
+        # The curvatures, and w0's violation on the coordinates (q = g at the start: the
+        # model's derivative is the data term's), in one read of the columns.
+        for k in range(m):
+            j = coordinates[k]
+            lip = 0.0
+            lam2 = l2
+            lam1 = l1
+            if j == n_features:
+                for i in range(n_samples):
+                    lip += h[i]
+                lip *= bias * bias
+                grad = bias * _sum(&q[0], n_samples)
+                work += n_samples
+                if free_intercept:
+                    lam2 = 0.0
+                    lam1 = 0.0
+            else:
+                row_range(ptr, j, n_samples, &start, &end)
+                if ind != NULL:
+                    for p in range(start, end):
+                        xv = x[p]
+                        lip += h[ind[p]] * xv * xv
+                else:
+                    for p in range(start, end):
+                        xv = x[p]
+                        lip += h[p - start] * xv * xv
+                grad = row_dot(x, ind, start, end, &q[0])
+                work += end - start
+            curvature[k] = lip if lip > floor[j] else floor[j]
+            score = _violation(grad, w[j], lam2, lam1)
+            if score > first:
+                first = score
+        if first <= tol:
+            max_sweeps = 0      # w0 solves the coordinates to tol already
+        while sweep < max_sweeps:
+            largest = 0.0
+            for k in range(m):
+                j = coordinates[k]
+                lam2 = l2
+                lam1 = l1
+                if j == n_features:
+                    grad = bias * _sum(&q[0], n_samples)
+                    work += n_samples
+                    if free_intercept:
+                        lam2 = 0.0
+                        lam1 = 0.0
+                else:
+                    row_range(ptr, j, n_samples, &start, &end)
+                    grad = row_dot(x, ind, start, end, &q[0])
+                    work += end - start
+                old = w[j]
+                score = _violation(grad, old, lam2, lam1)
+                if score > largest:
+                    largest = score
+                lip = curvature[k]
+                if lip > 0.0:
+                    new = soft_threshold(lip * old - grad, lam1) / (lip + lam2)
+                elif lam1 > 0.0 or lam2 > 0.0:
+                    new = 0.0       # an empty column: only the penalty depends on w_j
+                else:
+                    new = old
+                if new != old:
+                    w[j] = new
+                    delta = new - old
+                    if j == n_features:
+                        delta *= bias
+                        for i in range(n_samples):
+                            r[i] += delta
+                            q[i] += h[i] * delta
+                    elif ind != NULL:
+                        for p in range(start, end):
+                            i = ind[p]
+                            r[i] += delta * x[p]
+                            q[i] += h[i] * delta * x[p]
+                    else:
+                        for p in range(start, end):
+                            i = p - start
+                            r[i] += delta * x[p]
+                            q[i] += h[i] * delta * x[p]
+            sweep += 1
+            if largest <= model_tol:
+                break
+    return sweep, work, first, largest
+
+
+def curvatures(const double[::1] y, const double[::1] cn, Loss loss, const double[::1] z,
+               double[::1] h):
+    """h_i = cn_i phi''(y_i, z_i) for every sample (the generalised second derivative)."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    with nogil:
+        for i in range(n):
+            h[i] = cn[i] * loss.curvature(y[i], z[i])
