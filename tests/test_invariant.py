@@ -39,6 +39,7 @@ OPTION_VALUES = {
     "prox_function": ["euclidean", "optimized"],
     "working_set": [True, False],
     "anderson": [True, False],
+    "screening": [True, False],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
