@@ -11,7 +11,8 @@ option's windows; None to leave it to the schedule), `after_check(checkpoint)` (
 pure-l1 continuation) and `dual_vector_out()` (an array of length n_features + 1 into which
 the certificate writes its v(duals), at the objective's l2 and summed with no rounding lost, or
 None: a driver that keeps v incrementally takes it over in after_check instead of carrying the
-rounding of its updates, with no pass of its own). Everything else happens here, once, for
+rounding of its updates, with no pass of its own; a driver with `exact_dual_vector = False`
+gets v summed plainly, at no cost beyond the certificate's, e.g. cd's screening tests). Everything else happens here, once, for
 every solver.
 
 What a model reports about itself is never carried over from bookkeeping: at each check the
@@ -113,18 +114,18 @@ class Result:
     stopped_by_callback: bool
 
 
-def certify(problem, w, duals, epoch, v_out=None):
+def certify(problem, w, duals, epoch, v_out=None, exact_v=True):
     """Certify (w, duals) and freeze exact copies of them (duals from the margins if None; with
     a free intercept, projected onto its hyperplane first). The certificate is computed before
     the copies are made (the driver does not run meanwhile, so they hold the same bits): the
     gap function's scratch and the copies are never alive together, one d-vector less at the
-    peak on very wide data, unless the driver asked for the scratch (v_out: v(duals), summed
-    with no rounding lost, is written into it and kept)."""
+    peak on very wide data, unless the driver asked for the scratch (v_out: v(duals) is written
+    into it and kept, summed with no rounding lost unless exact_v is False)."""
     w = np.asarray(w, dtype=np.float64)
     duals = problem.duals_from_margins(w) if duals is None else problem.feasible_duals(duals)
     duals = np.asarray(duals, dtype=np.float64)
     primal, dual, gap = problem.certificate(w, duals, v_out=v_out, feasible=True,
-                                            exact_v=v_out is not None)
+                                            exact_v=v_out is not None and exact_v)
     w, duals = w.copy(), duals.copy()
     w.setflags(write=False)
     duals.setflags(write=False)
@@ -229,7 +230,8 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
         nonlocal best, last, stop, stopped_by_callback
         w, duals = driver.point()
         v_out = driver.dual_vector_out() if hasattr(driver, "dual_vector_out") else None
-        point = certify(problem, w, duals, epoch, v_out)
+        point = certify(problem, w, duals, epoch, v_out,
+                        getattr(driver, "exact_dual_vector", True))
         # (P sums the loss of every margin and the penalty of every coefficient: it is finite
         # exactly when the point is, without a temporary of w's length)
         if not np.isfinite(point.primal):

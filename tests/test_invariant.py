@@ -40,6 +40,7 @@ OPTION_VALUES = {
     "working_set": [True, False],
     "anderson": [True, False],
     "newton": [True, False],
+    "screening": [True, False],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.

@@ -117,17 +117,21 @@ def derivatives(const double[::1] y, const double[::1] cn, Loss loss, const doub
 
 def scores(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
            Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] u,
-           const double[::1] w, double l2, double l1, bint free_intercept, double[::1] out):
-    """The full gradient's pass: out_j = the distance of 0 to the subdifferential of the
-    objective in w_j (x_j . u + l2 w_j + l1 d|w_j|; the free intercept's g_b alone), for every
-    coordinate (the intercept's, index n_features, 0 without one). Returns the largest."""
+           const double[::1] w, double l2, double l1, bint free_intercept,
+           const int[::1] features, double[::1] out):
+    """The full gradient's pass over the features not screened (`features`, < n_features):
+    out_j = the distance of 0 to the subdifferential of the objective in w_j (x_j . u + l2 w_j
+    + l1 d|w_j|; the free intercept's g_b alone), for each of them and for the intercept's
+    coordinate (index n_features, 0 without one); the screened features' entries are left as
+    they are (0). Returns the largest."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef Py_ssize_t j, start, end
+    cdef Py_ssize_t k, j, start, end
     cdef double grad, largest = 0.0, score
     with nogil:
-        for j in range(n_features):
+        for k in range(features.shape[0]):
+            j = features[k]
             row_range(ptr, j, n_samples, &start, &end)
             grad = row_dot(x, ind, start, end, &u[0])
             score = _violation(grad, w[j], l2, l1)
@@ -353,3 +357,21 @@ def curvatures(const double[::1] y, const double[::1] cn, Loss loss, const doubl
     with nogil:
         for i in range(n):
             h[i] = cn[i] * loss.curvature(y[i], z[i])
+
+def screen(const double[::1] v, double factor, const double[::1] norms, double radius,
+           double l1, const int[::1] features, unsigned char[::1] screened):
+    """Gap-safe sphere test (docs/math.md, 4l) over the features not screened yet: feature j
+    is marked screened when |factor v_j| + radius ||x_j||_c < l1, with factor v_j = x_j .
+    (c theta) / n the correlation of the certified dual point theta, norms_j = ||x_j||_c =
+    (sum_i c_i x_ij^2 / n)^(1/2) and radius a bound on ||theta - theta*||_c. Returns the number
+    newly screened."""
+    cdef Py_ssize_t k, j, count = 0
+    cdef double correlation
+    with nogil:
+        for k in range(features.shape[0]):
+            j = features[k]
+            correlation = fabs(factor * v[j])
+            if correlation + radius * norms[j] < l1:
+                screened[j] = 1
+                count += 1
+    return count

@@ -10,9 +10,15 @@ have read INNER_PASSES passes' entries of X. It returns the passes over the data
 certificate is the shared one, with duals from margins (for pure l1 those of the extrapolated
 sweeps, rescaled to feasibility by the gap function, which keeps the better of them and w's own).
 
+Gap-safe screening (`screening=True`, docs/math.md 4l): after each certificate, the features
+whose sphere test proves w*_j = 0 are set to 0 and dropped for the rest of the training (the
+score pass and the working sets skip them); a warm start is certified and screened at once.
+
 X is read by columns (`Matrix.columns()`): a CSC or Fortran-ordered X as it is, any other
 converted once (docs/solvers/cd.md says what that costs).
 """
+import math
+
 import numpy as np
 
 from fastdual._core import rows as _rows
@@ -29,6 +35,7 @@ MODEL_TOL = 0.3     # ... stopping once the model's violation is below this time
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
+EPS = np.finfo(float).eps
 
 
 class CD:
@@ -48,8 +55,13 @@ class CD:
                          help="proximal Newton steps on the working set (the losses whose "
                               "curvature varies: all but the squared loss); False: sweeps "
                               "with the loss's global curvature bound"),
+        "screening": Option(True, kind=bool,
+                            help="gap-safe screening: after each certificate, drop the features "
+                                 "the certified dual point proves zero at the optimum"),
     }
     helper_l2 = 0.0
+    # the certificate's v(duals) is read by the screening test, summed plainly (_loop)
+    exact_dual_vector = False
 
     def __init__(self, problem, options, seed, initial_duals=None):
         self.problem = problem
@@ -58,6 +70,8 @@ class CD:
         capabilities = get_loss_spec(problem.loss_name).capabilities
         quadratic = "quadratic_dual" in capabilities and "box" not in capabilities
         self.newton = options["newton"] and not quadratic
+        # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
+        self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
         self.columns = problem.X.columns()
         self.cn = problem.sample_weight / n
@@ -67,11 +81,20 @@ class CD:
         self.lipschitz = np.empty(d + 1)
         _cd.column_norms(*self.columns, n, d, self.cn, self.lipschitz)
         self.lipschitz[d] = problem.bias ** 2 * float(np.sum(self.cn))
+        # ||x_j||_c = (sum_i c_i x_ij^2 / n)^(1/2): the screening test's column norms
+        self.norms = np.sqrt(self.lipschitz) if self.screening else None
         self.lipschitz *= 1.0 / problem.loss.gamma
-        # The coordinates: the features, and the intercept's (index d) when there is one.
+        # The features not screened, and the coordinates: those and the intercept's (index d)
+        # when there is one.
+        self.features = np.arange(d, dtype=np.int32)
         self.coordinates = np.arange(d + 1 if problem.bias else d, dtype=np.int32)
+        self.screened = np.zeros(d, dtype=np.uint8)   # 1: screened, w_j = 0 for good
+        self.n_screened = 0
+        self.v_cert = np.empty(d + 1) if self.screening else None
+        self.warm = False           # a warm start's first check is due at its first epoch
         nnz = int(self.columns[2][-1]) if problem.X.is_sparse else n * d
         self.pass_entries = float(max(nnz + (n if problem.bias else 0), 1))
+        self.score_entries = self.pass_entries      # the score pass's entries (screening cuts)
         self.entries = 0.0          # entries of X read so far
         self.reported = 0           # passes reported to the loop so far
         self.scores = np.empty(d + 1)
@@ -103,6 +126,14 @@ class CD:
                       problem.bias, self.w, self.z)
         self._refresh()
         self.recorded = 0
+        if self.screening:
+            # The warm point, certified by the shared gap function (one pass over X), screens
+            # before the first score pass; the first check comes after the first epoch.
+            duals = problem.feasible_duals(self.loss.duals_from_margins(self.y, self.z))
+            primal, dual, gap = problem.certificate(self.w, duals, v_out=self.v_cert,
+                                                    feasible=True)
+            self._screen(duals, primal, dual, gap)
+            self.warm = True
 
     def _sweeps(self, coordinates, max_sweeps, budget, tol, history):
         problem = self.problem
@@ -120,8 +151,8 @@ class CD:
         problem = self.problem
         largest = _cd.scores(*self.columns, problem.n_samples, problem.n_features, self.bias,
                              self.u, self.w, problem.l2, problem.l1, problem.free_intercept,
-                             self.scores)
-        work = self.pass_entries
+                             self.features, self.scores)
+        work = self.score_entries
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
             work += solve(self._working_set(), INNER_TOL * largest)
@@ -131,7 +162,7 @@ class CD:
         """The support, and the coordinates violating most: twice the support, at least P0,
         sorted (columns in memory order)."""
         d = self.problem.n_features
-        scores = self.scores[:self.coordinates.shape[0]]
+        scores = self.scores[:d + 1 if self.problem.bias else d]
         support = self.w[:scores.shape[0]] != 0.0
         if self.problem.bias:
             support[d] = True             # the intercept's coordinate: always swept
@@ -288,7 +319,15 @@ class CD:
         return passes
 
     def check_due(self, epoch):
+        if self.warm:               # a warm start (a path's next alpha): certify at once
+            self.warm = False
+            return True
         return None
+
+    def dual_vector_out(self):
+        """The buffer the certificate writes v(duals) into (the screening test's
+        correlations), or None without screening."""
+        return self.v_cert
 
     def point(self):
         """w, and duals from margins: for pure l1 those of the extrapolated last sweeps when
@@ -303,4 +342,58 @@ class CD:
         return self.w, self.loss.duals_from_margins(self.y, z)
 
     def after_check(self, checkpoint):
-        pass
+        if self.screening:
+            self._screen(checkpoint.duals, checkpoint.primal, checkpoint.dual, checkpoint.gap)
+
+    def _screen(self, duals, primal, dual, gap):
+        """The gap-safe sphere test (docs/math.md 4l) at a certified point: `duals` the
+        feasible duals the certificate was given, v_cert their v, primal, dual and gap its
+        values. The dual point theta is the duals (l2 > 0) or the duals scaled to feasibility
+        (pure l1, the gap function's scale, with its gap recomputed for exactly that point);
+        the strong concavity of the dual puts theta* within sqrt(2 gap / gamma) of it in the
+        norm ||a||_c = (sum_i c_i a_i^2 / n)^(1/2). Features proved zero at the optimum are set
+        to 0 (margins updated) and dropped for good."""
+        problem, loss = self.problem, self.loss
+        n, d = problem.n_samples, problem.n_features
+        l2, l1 = problem.l2, problem.l1
+        v = self.v_cert
+        if l2 > 0.0:
+            scale, factor = 1.0, l2          # x_j . (c theta) / n = l2 v_j
+        else:
+            # the penalised entries: every feature's and a regularised intercept's
+            largest = float(np.max(np.abs(v[:d] if problem.free_intercept else v), initial=0.0))
+            scale = l1 / largest if largest > l1 else 1.0
+            factor = scale
+            # the certificate kept the better of two dual points: recompute the gap of this one
+            dual = float(np.dot(problem.sample_weight,
+                                loss.dual_values(self.y, scale * duals))) / n
+            gap = primal - dual
+        if not (math.isfinite(gap) and math.isfinite(dual)):
+            return
+        # Rounding: the sums of n terms behind P, D and x_j . (c theta) / n are off by at most
+        # about n eps times the sums of their terms' sizes; the radius covers both.
+        rounding = n * EPS
+        theta_norm = scale * math.sqrt(float(np.dot(self.cn, duals * duals)))
+        gap = max(gap, 0.0) + rounding * (abs(primal) + abs(dual))
+        radius = (math.sqrt(2.0 * gap / loss.gamma) + rounding * theta_norm) * (1.0 + rounding)
+        if _cd.screen(v, factor, self.norms, radius, l1, self.features, self.screened) > 0:
+            self._drop()
+
+    def _drop(self):
+        """Drop the features just screened: their weights to 0 (the margins with them), their
+        scores to 0, out of the score pass for good."""
+        problem = self.problem
+        screened = self.screened[self.features].astype(bool)
+        gone, self.features = self.features[screened], self.features[~screened]
+        self.n_screened += gone.shape[0]
+        self.coordinates = (np.append(self.features, np.int32(problem.n_features))
+                            if problem.bias else self.features).astype(np.int32)
+        self.scores[gone] = 0.0
+        self.score_entries -= self._entries(gone)
+        moved = gone[self.w[gone] != 0.0]
+        if moved.shape[0]:
+            _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias,
+                            moved, -self.w[moved], self.z)
+            self.w[moved] = 0.0
+            self._refresh()
+            self.recorded = 0            # w is no longer the last recorded iterate
