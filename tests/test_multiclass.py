@@ -77,9 +77,12 @@ def test_the_k_class_certificate_is_that_of_the_returned_model(loss, k, seed, fi
                                 dual_coef=model.dual_coef_, **objective)
     assert (model.primal_, model.dual_) == (cert.primal, cert.dual)
     assert model.gap_ >= -1e-12 * abs(model.primal_)
-    # The bound is a true one: the sum of the k optima lies within it.
-    optimum = fastdual.train(X, y, tol=1e-10, max_epochs=20_000, random_state=0,
-                             fit_intercept=fit_intercept, **objective)
+    # The bound is a true one: the sum of the k optima lies within it (and within any other
+    # certified bound, which weak duality makes true however close to the optimum it is).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        optimum = fastdual.train(X, y, tol=1e-10, max_epochs=20_000, random_state=0,
+                                 fit_intercept=fit_intercept, **objective)
     assert model.dual_ <= optimum.primal_ + 1e-9 and optimum.dual_ <= model.primal_ + 1e-9
 
 
