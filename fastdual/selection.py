@@ -345,7 +345,8 @@ def alpha_grid(X, y, *, n_alphas=100, eps=1e-3, loss="squared", l1_ratio=1.0,
                fit_intercept=True, intercept_scaling=1.0, regularize_intercept=False,
                sample_weight=None, class_weight=None, **loss_params):
     """n_alphas alphas from alpha_max down to eps * alpha_max, evenly spaced in log scale
-    (decreasing; alpha_max's arguments as fastdual.alpha_max)."""
+    (decreasing; alpha_max's arguments as fastdual.alpha_max); the first is alpha_max raised
+    by n eps (relative), a bound on the rounding of the sums that compute it."""
     n_alphas = check_int("n_alphas", n_alphas, 1)
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 < eps < 1.0:
         raise ValueError(f"eps must be a number in (0, 1) (the smallest alpha over alpha_max), "
@@ -357,6 +358,10 @@ def alpha_grid(X, y, *, n_alphas=100, eps=1e-3, loss="squared", l1_ratio=1.0,
     if not top > 0.0:
         raise ValueError("alpha_max is 0: w = 0 already fits the data exactly (y constant, or "
                          "X has no nonzero entry), so there is no path; give alphas")
+    # The grid starts n eps above alpha_max, a bound on the relative rounding of its sums of n
+    # terms: whatever order a solver sums the gradient in, w = 0 stays optimal at the first
+    # alpha (at alpha_max itself one coordinate sits on its threshold, and rounding may step it).
+    top *= 1.0 + max(check_matrix(X).n_samples, 16) * np.finfo(float).eps
     return np.geomspace(top, top * eps, n_alphas) if n_alphas > 1 else np.array([top])
 
 
