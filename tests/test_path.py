@@ -245,3 +245,31 @@ def test_cross_validation_on_the_path_classifies_and_checks_its_folds():
     with pytest.raises(ValueError, match=r"folds\[0\]'s test indices"):
         fastdual.cross_validate(X, y, alphas="auto", folds=[(np.arange(40), []),
                                                             (np.arange(40), [1])])
+
+
+def test_plot_path_draws_every_coefficient_against_a_decreasing_alpha():
+    matplotlib = pytest.importorskip("matplotlib")      # the "plot" extra
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    X, y, _ = data("squared", n=60, d=8)
+    path = fastdual.path(X, y, n_alphas=12, eps=1e-2, tol=1e-8)
+    fig = fastdual.plot_path(path, gaps=True)
+    ax, gap_ax = fig.axes[:2]
+    drawn = [line for line in ax.get_lines() if len(line.get_xdata()) == 12]
+    entered = np.flatnonzero(path.coefs.any(axis=1))
+    assert len(drawn) == entered.shape[0]
+    for line, j in zip(drawn, entered):
+        assert np.array_equal(line.get_xdata(), path.alphas)
+        assert np.array_equal(line.get_ydata(), path.coefs[j])
+    assert ax.get_xscale() == "log" and ax.xaxis_inverted()
+    assert gap_ax.get_yscale() == "log"
+    np.testing.assert_allclose(gap_ax.get_lines()[0].get_ydata(),
+                               np.maximum(path.relative_gaps, np.finfo(float).tiny))
+    plt.close(fig)
+    fig = fastdual.plot_path(path, features=[0, 1], labels=["a", "b"])
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["a", "b"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="features must be indices"):
+        fastdual.plot_path(path, features=[8])
+    with pytest.raises(ValueError, match="labels has 1 entries for 2 features"):
+        fastdual.plot_path(path, features=[0, 1], labels=["a"])
