@@ -85,7 +85,7 @@ def plot_path(path, ax=None, gaps=False, features=None, labels=None):
     ax.set_ylabel("coefficients")
     ax.set_title(f"{path.loss}, l1_ratio={path.l1_ratio:g}")
     if labels is not None:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7, loc="lower left", ncol=2)
     if gaps:
         gap_ax = ax.twinx()
         gap_ax.semilogy(alphas, np.maximum(np.asarray(path.relative_gaps),

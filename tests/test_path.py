@@ -273,3 +273,20 @@ def test_plot_path_draws_every_coefficient_against_a_decreasing_alpha():
         fastdual.plot_path(path, features=[8])
     with pytest.raises(ValueError, match="labels has 1 entries for 2 features"):
         fastdual.plot_path(path, features=[0, 1], labels=["a"])
+
+
+def test_the_sparse_models_page_runs(tmp_path, monkeypatch):
+    """docs/sparse.md's examples, run as written, one namespace (the page's order)."""
+    pytest.importorskip("matplotlib")
+    import pathlib
+    import re
+    page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "sparse.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    assert len(blocks) == 5
+    monkeypatch.chdir(tmp_path)            # the page saves a figure
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)
+    assert namespace["path"].nnz[0] == 0 and namespace["path"].nnz[-1] == 10
+    assert (tmp_path / "diabetes_path.png").exists()
+    assert namespace["clf"].model_.solver == "cd" and namespace["cv"].converged_
