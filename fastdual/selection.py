@@ -383,6 +383,8 @@ def path(X, y, *, loss="squared", l1_ratio=1.0, alphas=None, n_alphas=100, eps=1
     if "alpha" in train_options or "C" in train_options or "warm_start" in train_options:
         raise ValueError("path sets alpha and warm_start itself (give alphas=, not alpha= or C=)")
     l1_ratio = check_fraction("l1_ratio", l1_ratio)
+    # X validated once, and its column layout (cd's) converted once for every training
+    X = check_matrix(X)
     objective = dict(loss=loss, l1_ratio=l1_ratio, fit_intercept=fit_intercept,
                      intercept_scaling=intercept_scaling,
                      regularize_intercept=regularize_intercept, sample_weight=sample_weight,
