@@ -49,11 +49,17 @@ def _folds(n, n_folds, seed):
     return [order[k::n_folds] for k in range(n_folds)]
 
 
-def _score(model, X, y, regression):
+def _score(model, X, y, regression, weights=None):
+    """The mean squared error or the accuracy on (X, y), weighted by the samples' weights when
+    given (a weight k counts as the row repeated k times, as in training)."""
     predicted = model.predict(X)
-    if regression:
-        return float(np.mean((predicted - y) ** 2))
-    return float(np.mean(predicted == y))
+    errors = (predicted - y) ** 2 if regression else (predicted == y)
+    if weights is None:
+        return float(np.mean(errors))
+    total = float(np.sum(weights))
+    if not total > 0.0:
+        raise ValueError("a fold's test rows all have sample_weight 0: nothing to score them by")
+    return float(np.dot(weights, errors) / total)
 
 
 def _check_folds(folds, n):
@@ -132,8 +138,10 @@ def cross_validate(X, y, n_folds=5, random_state=0, Cs=None, alphas=None, folds=
         else:
             models = regularization_path(X_train, y_train, grid, loss=loss, random_state=seed,
                                          **weights)
+        test_weights = _test_weights(options, test_rows)
         for c, model in enumerate(models):
-            per_fold[f, c] = _score(model, X_rows[test_rows], y[test_rows], regression)
+            per_fold[f, c] = _score(model, X_rows[test_rows], y[test_rows], regression,
+                                    test_weights)
     means = per_fold.mean(axis=0)
     spread = per_fold.std(axis=0)
     key = "mse" if regression else "accuracy"
@@ -155,6 +163,15 @@ def cross_validate(X, y, n_folds=5, random_state=0, Cs=None, alphas=None, folds=
     result["alpha_1se"] = float(grid[int(np.argmax(within))])
     result["alphas"] = grid
     return result
+
+
+def _test_weights(options, test_rows):
+    """The sample weights of a fold's test rows (None: unweighted)."""
+    weights = options.get("sample_weight")
+    if weights is None:
+        return None
+    weights = np.asarray(weights, dtype=np.float64)
+    return None if weights.ndim == 0 else weights[test_rows]
 
 
 def _fold_weights(options, train_rows):

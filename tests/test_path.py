@@ -290,3 +290,23 @@ def test_the_sparse_models_page_runs(tmp_path, monkeypatch):
     assert namespace["path"].nnz[0] == 0 and namespace["path"].nnz[-1] == 10
     assert (tmp_path / "diabetes_path.png").exists()
     assert namespace["clf"].model_.solver == "cd" and namespace["cv"].converged_
+
+
+def test_cross_validation_weighs_the_test_rows_as_repeated_rows():
+    X, y, _ = data("squared", n=60, d=8, seed=5)
+    counts = np.random.default_rng(5).integers(1, 4, 20)        # the test rows' weights
+    train_rows, test_rows = np.arange(20, 60), np.arange(20)
+    weights = np.concatenate([counts, np.ones(40)])
+    weighted = fastdual.cross_validate(
+        X, y, loss="squared", alphas="auto", n_alphas=5, sample_weight=weights, tol=1e-10,
+        folds=[(train_rows, test_rows), (test_rows, train_rows)])
+    # the same folds with each test row of the first fold repeated, and unweighted: the first
+    # fold trains the same model and scores the same rows
+    repeated_rows = np.repeat(test_rows, counts)
+    Xr = np.vstack([X[repeated_rows], X[train_rows]])
+    yr = np.concatenate([y[repeated_rows], y[train_rows]])
+    m = repeated_rows.shape[0]
+    repeated = fastdual.cross_validate(
+        Xr, yr, loss="squared", alphas=weighted["alphas"], tol=1e-10,
+        folds=[(np.arange(m, m + 40), np.arange(m)), (np.arange(m), np.arange(m, m + 40))])
+    np.testing.assert_allclose(weighted["per_fold"][0], repeated["per_fold"][0], rtol=1e-9)
