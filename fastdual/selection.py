@@ -1,12 +1,17 @@
-"""Cross-validation and the regularization path, with warm starts, every model certified.
+"""Cross-validation and the regularization paths, with warm starts, every model certified.
 
-    path = fastdual.regularization_path(X, y, Cs=[0.01, 0.1, 1, 10], loss="logistic")
+    models = fastdual.regularization_path(X, y, Cs=[0.01, 0.1, 1, 10], loss="logistic")
+    path = fastdual.path(X, y, loss="squared", l1_ratio=1.0, n_alphas=100)
     scores = fastdual.cross_validate(X, y, n_folds=5, loss="logistic", C=1.0)
+    scores = fastdual.cross_validate(X, y, loss="squared", alphas="auto")
 
-Folds come from the package's seeded generator (random_state), so the same seed gives the
-same folds. Along a path of increasing C each training starts from the previous model (its duals for the
-dual solvers, its coefficients for the primal ones), except with a solver that takes no warm
-start (RDA, which solver="auto" may pick): each of its trainings starts cold.
+regularization_path walks a grid in C (LIBLINEAR's); path walks a decreasing grid in alpha
+from alpha_max, the smallest alpha at which w = 0 is optimal (fastdual.alpha_max, docs/math.md
+Sec. 7), for sparse models (docs/sparse.md). Folds come from the package's seeded generator
+(random_state), so the same seed gives the same folds, or are given as (train, test) pairs.
+Along either path each training starts from the previous model (its duals for the dual
+solvers, its coefficients for the primal ones), except with a solver that takes no warm start
+(RDA, which solver="auto" may pick): each of its trainings starts cold.
 """
 import numbers
 from dataclasses import dataclass
