@@ -26,12 +26,14 @@ _PUBLIC = {
     "load": "fastdual.formats", "LOSSES": "fastdual.losses", "Model": "fastdual.model",
     "OnlineRDA": "fastdual.online", "train_stream": "fastdual.online",
     "cross_validate": "fastdual.selection", "regularization_path": "fastdual.selection",
+    "path": "fastdual.selection", "Path": "fastdual.selection",
+    "alpha_max": "fastdual.selection", "plot_path": "fastdual.plotting",
     "plot_convergence": "fastdual.plotting", "SOLVERS": "fastdual.solvers",
     "projection": None,
 }
 
 __all__ = ["train", "duality_gap", "train_stream", "OnlineRDA", "cross_validate",
-           "regularization_path", "plot_convergence", "load", "Model", "Certificate", "ConvergenceWarning",
+           "regularization_path", "path", "Path", "alpha_max", "plot_convergence", "plot_path", "load", "Model", "Certificate", "ConvergenceWarning",
            "TrainingInterrupted", "TrainingDiverged", "LOSSES", "SOLVERS", "projection",
            "__version__"]
 

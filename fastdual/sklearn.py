@@ -1,4 +1,5 @@
-"""scikit-learn estimators over fastdual.train: LinearClassifier and LinearRegressor.
+"""scikit-learn estimators over fastdual.train: LinearClassifier and LinearRegressor; Lasso,
+ElasticNet, LassoCV and ElasticNetCV (scikit-learn's objectives, solver="cd").
 
     from fastdual.sklearn import LinearClassifier
     clf = LinearClassifier(loss="logistic", C=1.0).fit(X, y)
@@ -14,11 +15,14 @@ partial_fit (solver="rda") trains online, one pass over each chunk (fastdual.Onl
 the estimator's loss, loss parameters and intercept: it takes alpha only, since C's alpha =
 1 / (C n) needs the number of samples of the whole stream.
 """
+import contextlib
+import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+from sklearn.model_selection import check_cv
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -28,6 +32,7 @@ from fastdual._loop import ConvergenceWarning as _ConvergenceWarning
 from fastdual._defaults import DEFAULTS
 from fastdual.losses import get_loss_spec
 from fastdual.online import OnlineRDA
+from fastdual.selection import cross_validate
 from fastdual.solvers import takes_warm_start
 
 
@@ -36,19 +41,25 @@ class ConvergenceWarning(_ConvergenceWarning, _SklearnConvergenceWarning):
     scikit-learn's filters (GridSearchCV, ignore_warnings) catch it as they catch their own."""
 
 
-def train(*args, **kwargs):
-    """fastdual.train, its ConvergenceWarning re-issued as the class above (fastdual.train does
-    not import scikit-learn, so it cannot issue scikit-learn's class itself); other warnings
-    pass through unchanged."""
+@contextlib.contextmanager
+def _scikit_learn_warnings():
+    """fastdual's ConvergenceWarnings issued inside re-issued as the class above (fastdual.train
+    does not import scikit-learn, so it cannot issue scikit-learn's class itself); other
+    warnings pass through unchanged."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = _api.train(*args, **kwargs)
+        yield
     for warning in caught:
         category = warning.category
         if issubclass(category, _ConvergenceWarning):
             category = ConvergenceWarning
         warnings.warn_explicit(str(warning.message), category, warning.filename, warning.lineno)
-    return model
+
+
+def train(*args, **kwargs):
+    """fastdual.train, its ConvergenceWarnings scikit-learn's too."""
+    with _scikit_learn_warnings():
+        return _api.train(*args, **kwargs)
 
 
 class _LinearModel(BaseEstimator):
@@ -251,3 +262,169 @@ class LinearRegressor(RegressorMixin, _LinearModel):
 
     def predict(self, X):
         return self._scores(X)
+
+
+# -- sparse regression with scikit-learn's objective ---------------------------------------------
+
+class _SquaredLossPenalised(RegressorMixin, _LinearModel):
+    """Squared loss with scikit-learn's Lasso / ElasticNet objective,
+    1/(2n) ||y - Xw - b||^2 + alpha l1_ratio ||w||_1 + alpha (1 - l1_ratio)/2 ||w||^2, which is
+    fastdual's objective at the same alpha and l1_ratio with the free intercept (docs/sparse.md).
+    What the shared _fit reads and these estimators fix:"""
+    loss = "squared"
+    C = None
+    intercept_scaling = 1.0
+    regularize_intercept = False
+    max_iter = None
+
+    def fit(self, X, y, sample_weight=None):
+        return self._fit(X, y, sample_weight)
+
+    def predict(self, X):
+        return self._scores(X)
+
+
+class ElasticNet(_SquaredLossPenalised):
+    """Linear regression with the elastic net, scikit-learn's ElasticNet objective:
+
+        1/(2n) ||y - Xw - b||^2 + alpha l1_ratio ||w||_1 + alpha (1 - l1_ratio)/2 ||w||^2
+
+    (the intercept b not penalised), trained by fastdual.train (solver="cd" by default) and
+    certified by its duality gap. tol is the relative duality gap; max_epochs counts passes
+    over the data; warm_start=True starts a refit from the last model; solver_options: a dict
+    of the solver's options. Fitted: coef_ (d,), intercept_, n_iter_ (passes), gap_, primal_,
+    dual_, converged_, history_, model_ (the fastdual.Model).
+    """
+
+    def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, tol=DEFAULTS["tol"],
+                 max_epochs=DEFAULTS["max_epochs"], solver="cd", warm_start=False,
+                 random_state=None, verbose=0, solver_options=None):
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.solver = solver
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver_options = solver_options
+
+
+class Lasso(_SquaredLossPenalised):
+    """Linear regression with the l1 penalty, scikit-learn's Lasso objective:
+
+        1/(2n) ||y - Xw - b||^2 + alpha ||w||_1
+
+    (the intercept b not penalised); ElasticNet with l1_ratio=1, the same parameters
+    otherwise.
+    """
+    l1_ratio = 1.0
+
+    def __init__(self, alpha=1.0, *, fit_intercept=True, tol=DEFAULTS["tol"],
+                 max_epochs=DEFAULTS["max_epochs"], solver="cd", warm_start=False,
+                 random_state=None, verbose=0, solver_options=None):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.solver = solver
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver_options = solver_options
+
+
+class _PathCV(_SquaredLossPenalised):
+    """Cross-validation over fastdual.path's alphas, then a refit at the best one."""
+    warm_start = False
+
+    def fit(self, X, y, sample_weight=None):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             y_numeric=True, reset=True)
+        folds = list(check_cv(self.cv).split(X, y))
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)
+        l1_ratios = np.atleast_1d(np.asarray(self.l1_ratio, dtype=np.float64))
+        if l1_ratios.ndim != 1 or l1_ratios.shape[0] == 0:
+            raise ValueError(f"l1_ratio must be a number or a non-empty list of numbers, got "
+                             f"{self.l1_ratio!r}")
+        if isinstance(self.alphas, numbers.Integral) and not isinstance(self.alphas, bool):
+            grid = dict(alphas="auto", n_alphas=int(self.alphas), eps=self.eps)
+        else:
+            grid = dict(alphas=self.alphas)
+        common = dict(loss="squared", fit_intercept=self.fit_intercept,
+                      regularize_intercept=False, sample_weight=sample_weight, tol=self.tol,
+                      max_epochs=self.max_epochs, solver=self.solver, verbose=self.verbose,
+                      **(self.solver_options or {}))
+        alphas, mse = [], []
+        for l1_ratio in l1_ratios:
+            with _scikit_learn_warnings():
+                scores = cross_validate(X, y, folds=folds, random_state=self.random_state,
+                                        l1_ratio=float(l1_ratio), **grid, **common)
+            alphas.append(scores["alphas"])
+            mse.append(scores["per_fold"].T)          # (n_alphas, n_folds)
+        means = [m.mean(axis=1) for m in mse]
+        best_ratio = int(np.argmin([m.min() for m in means]))
+        best_alpha = int(np.argmin(means[best_ratio]))
+        self.l1_ratio_ = float(l1_ratios[best_ratio])
+        self.alpha_ = float(alphas[best_ratio][best_alpha])
+        scalar = np.ndim(self.l1_ratio) == 0
+        self.alphas_ = alphas[0] if scalar else np.array(alphas)
+        self.mse_path_ = mse[0] if scalar else np.array(mse)
+        model = train(X, y, alpha=self.alpha_, l1_ratio=self.l1_ratio_,
+                      random_state=self.random_state, **common)
+        self._set_model(model)
+        return self
+
+
+class LassoCV(_PathCV):
+    """Lasso with alpha chosen by cross-validation along fastdual.path (warm-started,
+    every model certified), then refit on all the data.
+
+    alphas: the number of alphas of the grid from alpha_max (the smallest alpha giving w = 0,
+    computed on all the data) down to eps * alpha_max (default 100), or the alphas themselves
+    (decreasing); cv: scikit-learn's (None: 5-fold KFold, an int, a splitter or (train, test)
+    pairs). Fitted: alpha_, alphas_, mse_path_ (n_alphas, n_folds: each fold's test mean
+    squared error), and the refit's coef_, intercept_, n_iter_, gap_, primal_, dual_,
+    converged_, history_, model_.
+    """
+    l1_ratio = 1.0
+
+    def __init__(self, *, eps=1e-3, alphas=100, fit_intercept=True, cv=None,
+                 tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], solver="cd",
+                 random_state=None, verbose=0, solver_options=None):
+        self.eps = eps
+        self.alphas = alphas
+        self.fit_intercept = fit_intercept
+        self.cv = cv
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.solver = solver
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver_options = solver_options
+
+
+class ElasticNetCV(_PathCV):
+    """ElasticNet with alpha (and l1_ratio, when given a list) chosen by cross-validation
+    along fastdual.path, then refit on all the data; the parameters as LassoCV's and
+    l1_ratio (a number, or a list to choose from: each has its own alpha grid). Fitted:
+    alpha_, l1_ratio_, alphas_ and mse_path_ ((n_l1_ratios, n_alphas[, n_folds]) for a list),
+    and the refit's attributes.
+    """
+
+    def __init__(self, *, l1_ratio=0.5, eps=1e-3, alphas=100, fit_intercept=True, cv=None,
+                 tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], solver="cd",
+                 random_state=None, verbose=0, solver_options=None):
+        self.l1_ratio = l1_ratio
+        self.eps = eps
+        self.alphas = alphas
+        self.fit_intercept = fit_intercept
+        self.cv = cv
+        self.tol = tol
+        self.max_epochs = max_epochs
+        self.solver = solver
+        self.random_state = random_state
+        self.verbose = verbose
+        self.solver_options = solver_options
