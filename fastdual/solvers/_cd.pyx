@@ -175,14 +175,20 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
            const double[::1] y, const double[::1] cn, Loss loss,
            double[::1] w, double[::1] z, double[::1] u, const double[::1] lipschitz,
            const int[::1] coordinates, double l2, double l1, bint free_intercept,
-           Py_ssize_t max_sweeps, double budget, double tol, double[:, ::1] history):
+           Py_ssize_t max_sweeps, double budget, double tol, double[:, ::1] history,
+           const double[::1] column_sums):
     """Cyclic coordinate descent over `coordinates` (the working set; n_features is the
     intercept's), at most max_sweeps sweeps, stopping after the first sweep whose largest
     coordinate violation (measured before each step, docs/math.md 4k) is at most tol, or once
     the sweeps have read `budget` entries of X (the intercept's column counts n).
     history (max_sweeps + 1 rows, or none): row 0 the working set's weights at the start, row s
     those after sweep s (Anderson extrapolation). Returns (sweeps, entries read, the last
-    sweep's largest violation)."""
+    sweep's largest violation).
+    The squared loss's free intercept in the working set, given column_sums (m_j = sum_i cn_i
+    x_ij; empty otherwise), is eliminated (docs/math.md 4k): kept at its exact minimiser by a
+    shift of every margin held as one number during the sweep, folded into w and the margins at
+    its end; the features then step on the centred problem, whose curvature bounds the caller
+    passes in lipschitz."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -190,16 +196,29 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
     cdef bint quadratic = loss.family == QUADRATIC
     cdef bint record = history.shape[0] > max_sweeps
     cdef double work = 0.0, largest = 0.0, grad, old, new, lip, lam2, lam1, score
+    cdef double total = 0.0, excess = 0.0, shift = 0.0
+    cdef bint eliminate = (free_intercept and quadratic and bias != 0.0 and m > 0
+                           and column_sums.shape[0] > 0 and coordinates[m - 1] == n_features)
     with nogil:
+        if eliminate:
+            total = _sum(&cn[0], n_samples)
+            eliminate = total > 0.0
         if record:
             for k in range(m):
                 history[0, k] = w[coordinates[k]]
         while sweep < max_sweeps:
             largest = 0.0
+            if eliminate:
+                # the intercept's exact shift of the margins: sum_i cn_i (z_i + shift - y_i) = 0
+                excess = _sum(&u[0], n_samples)
+                shift = -excess / total
+                work += n_samples
             for k in range(m):
                 j = coordinates[k]
                 lam2 = l2
                 lam1 = l1
+                if eliminate and j == n_features:
+                    continue            # held in shift, folded at the sweep's end
                 if j == n_features:
                     grad = bias * _sum(&u[0], n_samples)
                     work += n_samples
@@ -209,6 +228,8 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
                 else:
                     row_range(ptr, j, n_samples, &start, &end)
                     grad = row_dot(x, ind, start, end, &u[0])
+                    if eliminate:
+                        grad += shift * column_sums[j]
                     work += end - start
                 old = w[j]
                 score = _violation(grad, old, lam2, lam1)
@@ -229,6 +250,13 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
                     else:
                         _move(x, ind, start, end, new - old, &y[0], &cn[0], loss, quadratic,
                               &z[0], &u[0])
+                        if eliminate:
+                            excess += (new - old) * column_sums[j]
+                            shift = -excess / total
+            if eliminate and shift != 0.0:
+                w[n_features] += shift / bias
+                _move_intercept(n_samples, shift, &y[0], &cn[0], loss, quadratic, &z[0], &u[0])
+                work += n_samples
             sweep += 1
             if record:
                 for k in range(m):
@@ -243,7 +271,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                  const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
                  const int[::1] coordinates, const double[::1] floor, double l2, double l1,
                  bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
-                 double[::1] curvature):
+                 double[::1] curvature, double[::1] hsums):
     """Cyclic coordinate descent over `coordinates` on the proximal Newton model of the data
     term at a point w0 (docs/math.md, 4k): minimise over those w_j
 
@@ -257,13 +285,19 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     sample of a squared hinge outside its margin, still has a minimiser), computed first.
     No sweep when w0's own largest violation on the coordinates is at most tol; else sweeps
     until one's largest violation (of the model) is at most model_tol, or max_sweeps. Returns
-    (sweeps, entries read, w0's largest violation, the last sweep's)."""
+    (sweeps, entries read, w0's largest violation, the last sweep's).
+    A free intercept in the coordinates (the last) is eliminated as in `sweeps`, with the
+    model's weights h: its exact shift -sum_i q_i / sum_i h_i held as one number, the features'
+    curvatures those of the h-centred columns, L_j - (sum_i h_i x_ij)^2 / sum_i h_i (hsums, out:
+    sum_i h_i x_ij per coordinate)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef Py_ssize_t m = coordinates.shape[0], k, j, i, p, start = 0, end = 0, sweep = 0
     cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, lam2, lam1, score
-    cdef double delta, xv
+    cdef double delta, xv, hx, total = 0.0, excess = 0.0, shift = 0.0
+    cdef bint eliminate = free_intercept and bias != 0.0 and m > 0 and \
+        coordinates[m - 1] == n_features
     with nogil:
         # The curvatures, and w0's violation on the coordinates (q = g at the start: the
         # model's derivative is the data term's), in one read of the columns.
@@ -272,9 +306,11 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
             lip = 0.0
             lam2 = l2
             lam1 = l1
+            hx = 0.0
             if j == n_features:
                 for i in range(n_samples):
                     lip += h[i]
+                total = lip
                 lip *= bias * bias
                 grad = bias * _sum(&q[0], n_samples)
                 work += n_samples
@@ -286,25 +322,41 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                 if ind != NULL:
                     for p in range(start, end):
                         xv = x[p]
+                        hx += h[ind[p]] * xv
                         lip += h[ind[p]] * xv * xv
                 else:
                     for p in range(start, end):
                         xv = x[p]
+                        hx += h[p - start] * xv
                         lip += h[p - start] * xv * xv
                 grad = row_dot(x, ind, start, end, &q[0])
                 work += end - start
-            curvature[k] = lip if lip > floor[j] else floor[j]
+            hsums[k] = hx
+            curvature[k] = lip
             score = _violation(grad, w[j], lam2, lam1)
             if score > first:
                 first = score
+        eliminate = eliminate and total > 0.0
+        for k in range(m):
+            j = coordinates[k]
+            lip = curvature[k]
+            if eliminate and j != n_features:
+                lip -= hsums[k] * hsums[k] / total      # the h-centred column's
+            curvature[k] = lip if lip > floor[j] else floor[j]
         if first <= tol:
             max_sweeps = 0      # w0 solves the coordinates to tol already
         while sweep < max_sweeps:
             largest = 0.0
+            if eliminate:
+                excess = _sum(&q[0], n_samples)
+                shift = -excess / total
+                work += n_samples
             for k in range(m):
                 j = coordinates[k]
                 lam2 = l2
                 lam1 = l1
+                if eliminate and j == n_features:
+                    continue            # held in shift, folded at the sweep's end
                 if j == n_features:
                     grad = bias * _sum(&q[0], n_samples)
                     work += n_samples
@@ -314,6 +366,8 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                 else:
                     row_range(ptr, j, n_samples, &start, &end)
                     grad = row_dot(x, ind, start, end, &q[0])
+                    if eliminate:
+                        grad += shift * hsums[k]
                     work += end - start
                 old = w[j]
                 score = _violation(grad, old, lam2, lam1)
@@ -344,6 +398,15 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                             i = p - start
                             r[i] += delta * x[p]
                             q[i] += h[i] * delta * x[p]
+                    if eliminate and j != n_features:
+                        excess += delta * hsums[k]
+                        shift = -excess / total
+            if eliminate and shift != 0.0:
+                w[n_features] += shift / bias
+                for i in range(n_samples):
+                    r[i] += shift
+                    q[i] += h[i] * shift
+                work += n_samples
             sweep += 1
             if largest <= model_tol:
                 break

@@ -84,6 +84,23 @@ class CD:
         # ||x_j||_c = (sum_i c_i x_ij^2 / n)^(1/2): the screening test's column norms
         self.norms = np.sqrt(self.lipschitz) if self.screening else None
         self.lipschitz *= 1.0 / problem.loss.gamma
+        # The squared loss's free intercept is eliminated in the sweeps (docs/math.md 4k): the
+        # features step on the centred columns, whose curvatures are L_j - m_j^2 / sum(cn)
+        # with m_j = sum_i cn_i x_ij.
+        self.column_sums = np.empty(0)
+        self.sweep_lipschitz = self.lipschitz
+        if problem.free_intercept and problem.bias and quadratic:
+            sums = np.empty(d + 1)
+            _rows.transpose_times(*problem.X.kernel_args, n, d, 0.0, self.cn, sums)
+            self.column_sums = sums[:d].copy()
+            total = float(np.sum(self.cn))
+            if total > 0.0:
+                self.sweep_lipschitz = self.lipschitz.copy()
+                centred = (self.lipschitz[:d]
+                           - self.column_sums ** 2 / (total * problem.loss.gamma))
+                # (a constant column's is 0 but for rounding: the intercept absorbs it)
+                centred[centred <= 1e-12 * self.lipschitz[:d]] = 0.0
+                self.sweep_lipschitz[:d] = centred
         # The features not screened, and the coordinates: those and the intercept's (index d)
         # when there is one.
         self.features = np.arange(d, dtype=np.int32)
@@ -138,9 +155,10 @@ class CD:
     def _sweeps(self, coordinates, max_sweeps, budget, tol, history):
         problem = self.problem
         return _cd.sweeps(*self.columns, problem.n_samples, problem.n_features, self.bias,
-                          self.y, self.cn, self.loss, self.w, self.z, self.u, self.lipschitz,
-                          coordinates, problem.l2, problem.l1, problem.free_intercept,
-                          max_sweeps, budget, tol, history)
+                          self.y, self.cn, self.loss, self.w, self.z, self.u,
+                          self.sweep_lipschitz, coordinates, problem.l2, problem.l1,
+                          problem.free_intercept, max_sweeps, budget, tol, history,
+                          self.column_sums)
 
     def epoch(self):
         """One outer step; returns the passes over the data it made."""
@@ -206,7 +224,7 @@ class CD:
         n, d = problem.n_samples, problem.n_features
         budget = INNER_PASSES * self.pass_entries
         self.ws = ws
-        curvature = np.empty(ws.shape[0])
+        curvature, hsums = np.empty(ws.shape[0]), np.empty(ws.shape[0])
         free_last = problem.free_intercept and problem.bias and ws[-1] == d
         work = 0.0
         while work < budget:
@@ -217,7 +235,7 @@ class CD:
             sweeps, entries, violation, _ = _cd.model_sweeps(
                 *self.columns, n, d, self.bias, self.h, trial, self.r, self.q, ws,
                 self.floor, problem.l2, problem.l1, problem.free_intercept, MODEL_SWEEPS,
-                tol, MODEL_TOL * tol, curvature)
+                tol, MODEL_TOL * tol, curvature, hsums)
             work += entries + 2 * n
             if violation <= tol:
                 break
