@@ -80,10 +80,16 @@ class OnlineRDA:
             lipschitz = _validation.check_positive("lipschitz", lipschitz)
         self.lipschitz = lipschitz
         self.state = None              # created by the first chunk (it fixes n_features)
-        self.n_samples_seen_ = 0
         self.n_epochs_ = 0             # whole passes over the data (train_stream counts them)
         self.certificate_ = None       # train_stream's certificate pass, for the model it had
         self._certified_steps = -1
+
+    @property
+    def n_samples_seen_(self):
+        """The rows stepped on so far: the state's own step count (one step per row), so that
+        it stays exact whatever stops a chunk (a Ctrl-C during partial_fit lands after the
+        kernel has run the whole chunk: n_samples_seen_ then counts it)."""
+        return 0 if self.state is None else self.state.steps
 
     @property
     def bias(self):
@@ -97,12 +103,16 @@ class OnlineRDA:
         return state
 
     def __setstate__(self, state):
+        state = dict(state)
+        state.pop("n_samples_seen_", None)     # (a count kept beside the state, once)
         self.__dict__.update(state)
         self._loss = make_loss(self.loss, self.loss_params)[1]
 
     def partial_fit(self, X, y, sample_weight=None):
         """One RDA step per row of the chunk, in order. Every argument is checked before the
-        state is touched: a bad chunk raises and leaves the stream as it was."""
+        state is touched: a bad chunk raises and leaves the stream as it was. The chunk runs in
+        one pass of the kernel, which Ctrl-C does not cut: the KeyboardInterrupt comes after
+        it, with the chunk trained on and counted in n_samples_seen_ (do not feed it again)."""
         n_features = None if self.state is None else self.state.n_features
         matrix = _validation.check_matrix(X, "X", n_features=n_features)
         targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task, self.loss,
@@ -123,7 +133,6 @@ class OnlineRDA:
                                   free_intercept=self.free_intercept, lipschitz=lipschitz)
         self.state.run(matrix, self.bias, targets, weights, self._loss,
                        np.arange(matrix.n_samples, dtype=np.intp))
-        self.n_samples_seen_ += matrix.n_samples
         return self
 
     def _coefficients(self):
@@ -233,7 +242,9 @@ class OnlineRDA:
         except (TypeError, KeyError) as exc:
             raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state is "
                              f"incomplete ({exc})") from None
-        stream.n_samples_seen_ = seen
+        if seen != stream.state.steps:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: it says "
+                             f"{seen!r} samples seen, its state took {stream.state.steps} steps")
         stream.n_epochs_ = epochs
         return stream
 
