@@ -224,10 +224,31 @@ class OnlineRDA:
             raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: it holds a model "
                              "without stream state (written by Model.save, not OnlineRDA.save)")
         settings = dict(model.stream_["settings"])
+        expected = set(RDAState.SETTINGS) | {"n_features", "n_samples_seen",
+                                             "regularize_intercept"}
+        missing = sorted(expected - set(settings))
+        extra = sorted(set(settings) - expected - {"n_epochs"})
+        if missing or extra:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"settings are not a stream's (missing {missing}, unknown {extra})")
         n_features = settings.pop("n_features")
+        if (isinstance(n_features, bool) or not isinstance(n_features, int)
+                or n_features != model.coef_.shape[-1]):
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"n_features {n_features!r} is not its model's "
+                             f"{model.coef_.shape[-1]}")
         seen = settings.pop("n_samples_seen")
         epochs = settings.pop("n_epochs", 0)
         regularize_intercept = settings.pop("regularize_intercept")
+        free = bool(model.fit_intercept) and regularize_intercept is False
+        if not isinstance(settings["free_intercept"], bool) or settings["free_intercept"] != free:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"free_intercept {settings['free_intercept']!r} contradicts its "
+                             f"intercept (fit_intercept={model.fit_intercept}, "
+                             f"regularize_intercept={regularize_intercept!r})")
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its n_epochs "
+                             f"{epochs!r} is not a count")
         stream = cls(model.loss, alpha=model.alpha, l1_ratio=model.l1_ratio,
                      variant=settings["variant"],
                      rda_gamma=(settings["gamma"] if settings["variant"] != "strongly_convex"
@@ -350,6 +371,8 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     chunk_bytes = _validation.check_int("chunk_bytes", chunk_bytes, 1)
     if certify is not None and not isinstance(certify, (bool, np.bool_)):
         raise TypeError(f"certify must be None, True or False, got {certify!r}")
+    if isinstance(source, bytes):
+        source = os.fsdecode(source)
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     files = isinstance(source, (list, tuple)) and all(isinstance(p, (str, os.PathLike))
@@ -383,7 +406,12 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
             raise ValueError("an iterable of chunks can be read once: pass a callable that "
                              "returns a fresh iterable for each of the max_epochs passes")
         total = 0
-        chunks = iter(source)
+        try:
+            chunks = iter(source)
+        except TypeError:
+            raise TypeError("source must be a path, a list of paths, a callable returning an "
+                            "iterable of (X, y) chunks, or such an iterable; got "
+                            f"{type(source).__name__}") from None
 
         def passes():
             return chunks
@@ -398,7 +426,13 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     try:
         for _ in range(epochs):
             done = 0
-            for X, y in passes():
+            for chunk in passes():
+                if not (isinstance(chunk, (tuple, list)) and len(chunk) == 2):
+                    raise TypeError("every chunk of the source must be a pair (X, y), got "
+                                    f"{type(chunk).__name__}"
+                                    + (f" of length {len(chunk)}" if hasattr(chunk, "__len__")
+                                       else ""))
+                X, y = chunk
                 stream.partial_fit(X, y)
                 if bar is not None:
                     step = min(chunk_bytes, total - done)

@@ -66,3 +66,40 @@ def test_what_cannot_be_certified_in_blocks_is_said():
     stream = fastdual.train_stream(lambda: [(X, y)], loss="squared",
                                    regularize_intercept=False)
     assert np.isnan(stream.model().gap_)
+
+
+def test_train_stream_sources_that_are_not_sources_are_clear_errors(tmp_path):
+    X, y = problem_for("logistic", n=60, d=5, seed=5)
+    with pytest.raises(TypeError, match=r"source must be a path, a list of paths, a callable"):
+        fastdual.train_stream(5, classes=[-1, 1])
+    with pytest.raises(TypeError, match=r"every chunk of the source must be a pair \(X, y\), "
+                                        r"got ndarray of length 60"):
+        fastdual.train_stream([X, y], classes=[-1, 1])
+    path = tmp_path / "d.svm"
+    write(path, X, y)
+    as_bytes = fastdual.train_stream(str(path).encode(), loss="logistic")
+    as_str = fastdual.train_stream(str(path), loss="logistic")
+    np.testing.assert_array_equal(as_bytes.model().coef_, as_str.model().coef_)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda s: s.update(block=3), r"unknown \['block'\]"),
+    (lambda s: s.pop("output"), r"missing \['output'\]"),
+    (lambda s: s.update(n_features=-3), r"n_features -3 is not its model's 5"),
+    (lambda s: s.update(n_features=10 ** 13), r"n_features 10000000000000 is not its model's"),
+    (lambda s: s.update(free_intercept=True), r"free_intercept True contradicts its intercept"),
+    (lambda s: s.update(n_samples_seen=-1), r"says -1 samples seen, its state took 60 steps"),
+    (lambda s: s.update(n_epochs=-2), r"n_epochs -2 is not a count"),
+])
+def test_a_saved_stream_with_inconsistent_settings_is_refused(tmp_path, edit, match):
+    import json
+    X, y = problem_for("hinge", n=60, d=5, seed=6)
+    stream = fastdual.OnlineRDA("hinge", classes=[-1, 1]).partial_fit(X, y)
+    stream.save(tmp_path / "s.npz")
+    arrays = dict(np.load(tmp_path / "s.npz"))
+    meta = json.loads(arrays["metadata"].tobytes())
+    edit(meta["stream"])
+    arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match=match):
+        fastdual.OnlineRDA.load(tmp_path / "bad.npz")
