@@ -99,12 +99,15 @@ class SlowDriver:
     name = "slow"
     helper_l2 = 0.0
 
-    def __init__(self, problem):
+    def __init__(self, problem, size=30000):
         self.problem = problem
-        rng = np.random.default_rng(0)
-        self.scores = rng.standard_normal(30000)
-        self.labels = np.where(np.arange(30000) % 2 == 0, 1.0, -1.0)
+        self.resize(size)
         self.epochs = 0
+
+    def resize(self, size):
+        rng = np.random.default_rng(0)
+        self.scores = rng.standard_normal(size)
+        self.labels = np.where(np.arange(size) % 2 == 0, 1.0, -1.0)
 
     def epoch(self):
         _f1.worst_labeling(self.scores, self.labels)
@@ -127,9 +130,16 @@ def test_a_second_ctrl_c_during_a_long_kernel_stops_at_once():
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
                             loss_params={})
     driver = SlowDriver(problem)
-    began = time.perf_counter()
-    driver.epoch()
-    seconds_per_epoch = time.perf_counter() - began
+    size = 30000
+    for _ in range(4):          # an epoch of about 1.5 s on this machine, as loaded as it is
+        began = time.perf_counter()
+        driver.epoch()
+        seconds_per_epoch = time.perf_counter() - began
+        if seconds_per_epoch > 1.0:
+            break
+        size = int(size * min(4.0, np.sqrt(1.5 / seconds_per_epoch)))   # O(size^2) kernel
+        driver.resize(size)
+    driver.epochs = 0
     assert seconds_per_epoch > 3 * 0.15 + 0.1, "the kernel is too fast to tell"
     times = {}
 
