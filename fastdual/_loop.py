@@ -187,11 +187,17 @@ class InterruptFlag:
     """Turns the first Ctrl-C into a flag the loop reads between epochs (a kernel is never cut
     in the middle, and the point it leaves is certified and returned); a second Ctrl-C raises
     KeyboardInterrupt at once. Only installed in the main thread over Python's default handler;
-    elsewhere a KeyboardInterrupt is caught by the loop as it comes."""
+    elsewhere a KeyboardInterrupt is caught by the loop as it comes. `installed`: whether this
+    flag's handler is the one Ctrl-C runs (the loop then runs long epochs off the main thread,
+    so that the handler runs while a kernel holds no GIL: see run_epoch)."""
 
     def __init__(self):
         self.pressed = False
         self._previous = None
+
+    @property
+    def installed(self):
+        return self._previous is not None
 
     def _handler(self, signum, frame):
         if self.pressed:
@@ -208,6 +214,37 @@ class InterruptFlag:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
         return False
+
+
+# An epoch longer than this (seconds) makes the next ones run in a helper thread (run_epoch).
+LONG_EPOCH = 0.2
+
+
+def run_epoch(driver, in_thread):
+    """driver.epoch(), in the calling thread or (in_thread) in a helper thread the calling (main)
+    thread waits on in short joins. Python runs signal handlers in the main thread only, and
+    only between bytecodes: while the main thread itself runs a nogil kernel, a second Ctrl-C
+    waits for the epoch to end (seconds, for long epochs). Waiting on a join instead, the
+    handler runs at once and its KeyboardInterrupt stops the loop with the points certified so
+    far; the abandoned epoch finishes in its (daemon) thread on the driver's state, which the
+    loop no longer reads (the checkpoints are frozen copies)."""
+    if not in_thread:
+        return driver.epoch()
+    outcome = {}
+
+    def work():
+        try:
+            outcome["passes"] = driver.epoch()
+        except BaseException as error:        # re-raised in the calling thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=work, name="fastdual-epoch", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["passes"]
 
 
 def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, callback=None,
@@ -260,13 +297,19 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
         return point
 
     last_checked = 0
+    in_thread = False       # long epochs, with this loop's own Ctrl-C handler: off the main thread
     with (contextlib.nullcontext(interrupt) if interrupt is not None else InterruptFlag()) as flag:
         try:
             while epoch < max_epochs and not stop:
                 if flag.pressed:
                     interrupted = True
                     break
-                passes = driver.epoch()
+                began = time.perf_counter()
+                passes = run_epoch(driver, in_thread)
+                if (not in_thread and time.perf_counter() - began > LONG_EPOCH
+                        and getattr(flag, "installed", False)
+                        and threading.current_thread() is threading.main_thread()):
+                    in_thread = True
                 passes = 1 if passes is None else int(passes)
                 epoch += passes
                 if bar is not None:

@@ -122,17 +122,29 @@ def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
                                l2_added=driver.helper_l2), result, driver
 
     # One flag for every class: Ctrl-C (or a KeyboardInterrupt in one class's callback) stops
-    # them all between epochs; a class that had not started certifies its starting point.
+    # them all between epochs; a class that had not started certifies its starting point, so
+    # the interrupted model holds every class: the finished ones as they finished, the one(s)
+    # running at their best certified point, the others at their start.
     with _loop.InterruptFlag() as stop, _loop.single_thread_blas():
+        pool = None
         try:
             if n_jobs == 1 or k == 1:
                 outcomes = [train_class(m, stop) for m in range(k)]
             else:
-                with ThreadPoolExecutor(max_workers=min(n_jobs, k)) as pool:
-                    outcomes = list(pool.map(lambda m: train_class(m, stop), range(k)))
+                pool = ThreadPoolExecutor(max_workers=min(n_jobs, k))
+                outcomes = list(pool.map(lambda m: train_class(m, stop), range(k)))
         except KeyboardInterrupt:
-            # A second Ctrl-C while waiting: no certified k-class model is assembled.
+            # A second Ctrl-C while the pool's classes finish their epochs: stop at once (the
+            # flag is set, so the threads end after their current epoch, in the background);
+            # their certified points are not in hand, so no k-class model is assembled.
+            stop.pressed = True
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = None
             raise _loop.TrainingInterrupted(None) from None
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
     if any(model is None for model, _, _ in outcomes):
         raise _loop.TrainingInterrupted(None)
     models = [model for model, _, _ in outcomes]

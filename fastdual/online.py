@@ -23,8 +23,10 @@ import warnings
 
 import numpy as np
 
-from fastdual import _validation
+from fastdual import _loop, _validation
 from fastdual._api import duality_gap
+from fastdual._core import gap as _gap
+from fastdual._fit import Certificate
 from fastdual._defaults import DEFAULTS
 from fastdual._problem import describe_objective, map_strength
 from fastdual.formats import load as load_model
@@ -78,8 +80,16 @@ class OnlineRDA:
             lipschitz = _validation.check_positive("lipschitz", lipschitz)
         self.lipschitz = lipschitz
         self.state = None              # created by the first chunk (it fixes n_features)
-        self.n_samples_seen_ = 0
         self.n_epochs_ = 0             # whole passes over the data (train_stream counts them)
+        self.certificate_ = None       # train_stream's certificate pass, for the model it had
+        self._certified_steps = -1
+
+    @property
+    def n_samples_seen_(self):
+        """The rows stepped on so far: the state's own step count (one step per row), so that
+        it stays exact whatever stops a chunk (a Ctrl-C during partial_fit lands after the
+        kernel has run the whole chunk: n_samples_seen_ then counts it)."""
+        return 0 if self.state is None else self.state.steps
 
     @property
     def bias(self):
@@ -93,12 +103,16 @@ class OnlineRDA:
         return state
 
     def __setstate__(self, state):
+        state = dict(state)
+        state.pop("n_samples_seen_", None)     # (a count kept beside the state, once)
         self.__dict__.update(state)
         self._loss = make_loss(self.loss, self.loss_params)[1]
 
     def partial_fit(self, X, y, sample_weight=None):
         """One RDA step per row of the chunk, in order. Every argument is checked before the
-        state is touched: a bad chunk raises and leaves the stream as it was."""
+        state is touched: a bad chunk raises and leaves the stream as it was. The chunk runs in
+        one pass of the kernel, which Ctrl-C does not cut: the KeyboardInterrupt comes after
+        it, with the chunk trained on and counted in n_samples_seen_ (do not feed it again)."""
         n_features = None if self.state is None else self.state.n_features
         matrix = _validation.check_matrix(X, "X", n_features=n_features)
         targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task, self.loss,
@@ -119,7 +133,6 @@ class OnlineRDA:
                                   free_intercept=self.free_intercept, lipschitz=lipschitz)
         self.state.run(matrix, self.bias, targets, weights, self._loss,
                        np.arange(matrix.n_samples, dtype=np.intp))
-        self.n_samples_seen_ += matrix.n_samples
         return self
 
     def _coefficients(self):
@@ -137,13 +150,53 @@ class OnlineRDA:
                            sample_weight=sample_weight, intercept_scaling=self.intercept_scaling,
                            regularize_intercept=self.regularize_intercept, **self.loss_params)
 
+    def certify_chunks(self, chunks):
+        """The certificate (fastdual.Certificate) of the current model on the rows of an
+        iterable of (X, y) chunks, in one pass that holds one chunk at a time: the certificate's
+        block form (_core/gap.pyx block_sums per chunk, then combine), with each row's dual from
+        its margin, -loss'(x_i . w), as duality_gap(..., refine_epochs=0) takes on the same rows
+        loaded whole (sample weights 1). It needs an l2 term and no free intercept (the free
+        intercept's dual constraint and pure l1's dual scaling need every dual at once): for
+        those it returns None. Stores it as certificate_, which model() then reports."""
+        if self.state is None:
+            raise ValueError("the stream has seen no data yet: call partial_fit first")
+        if self.l2 == 0.0 or self.free_intercept:
+            return None
+        d = self.state.n_features
+        w = self.state.coefficients()
+        v = np.zeros(d + 1)
+        loss_sum = conj_sum = fy_sum = 0.0
+        n = 0
+        for X, y in chunks:
+            matrix = _validation.check_matrix(X, "X", n_features=d)
+            targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task, self.loss,
+                                                 self.classes)
+            margins = matrix.matvec(w[:d]) + self.bias * w[d]
+            duals = self._loss.duals_from_margins(targets, margins)
+            # (v's shares summed unscaled, l2 = n_total = 1, and scaled once at the end)
+            sums = _gap.block_sums(*matrix.kernel_args, matrix.n_samples, d, self.bias, targets,
+                                   np.ones(matrix.n_samples), w, duals, 1.0, 1, self._loss, v)
+            loss_sum, conj_sum, fy_sum = loss_sum + sums[0], conj_sum + sums[1], fy_sum + sums[2]
+            n += matrix.n_samples
+        if n == 0:
+            raise ValueError("the certificate pass read no rows")
+        v *= 1.0 / (self.l2 * n)
+        primal, dual, gap = _gap.combine(w, v, loss_sum, conj_sum, fy_sum, n, self.l2, self.l1)
+        self.certificate_ = Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
+        self._certified_steps = self.state.steps
+        return self.certificate_
+
     def model(self, X=None, y=None, sample_weight=None):
         """The current model as a fastdual.Model; with data (X, y) it carries the certificate
-        on that data, else its primal_, dual_ and gap_ are NaN (nothing certified)."""
+        on that data; else the certificate of certify_chunks (train_stream's last pass) if the
+        stream has not moved since, or NaN primal_, dual_ and gap_ (nothing certified)."""
         coef, intercept = self._coefficients()
         primal = dual = gap = np.nan
         if X is not None:
             cert = self.certify(X, y, sample_weight)
+            primal, dual, gap = cert.primal, cert.dual, cert.gap
+        elif self.certificate_ is not None and self._certified_steps == self.state.steps:
+            cert = self.certificate_
             primal, dual, gap = cert.primal, cert.dual, cert.gap
         return Model(
             coef.copy(), intercept if self.fit_intercept else 0.0, self.classes, solver="rda",
@@ -171,10 +224,31 @@ class OnlineRDA:
             raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: it holds a model "
                              "without stream state (written by Model.save, not OnlineRDA.save)")
         settings = dict(model.stream_["settings"])
+        expected = set(RDAState.SETTINGS) | {"n_features", "n_samples_seen",
+                                             "regularize_intercept"}
+        missing = sorted(expected - set(settings))
+        extra = sorted(set(settings) - expected - {"n_epochs"})
+        if missing or extra:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"settings are not a stream's (missing {missing}, unknown {extra})")
         n_features = settings.pop("n_features")
+        if (isinstance(n_features, bool) or not isinstance(n_features, int)
+                or n_features != model.coef_.shape[-1]):
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"n_features {n_features!r} is not its model's "
+                             f"{model.coef_.shape[-1]}")
         seen = settings.pop("n_samples_seen")
         epochs = settings.pop("n_epochs", 0)
         regularize_intercept = settings.pop("regularize_intercept")
+        free = bool(model.fit_intercept) and regularize_intercept is False
+        if not isinstance(settings["free_intercept"], bool) or settings["free_intercept"] != free:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state's "
+                             f"free_intercept {settings['free_intercept']!r} contradicts its "
+                             f"intercept (fit_intercept={model.fit_intercept}, "
+                             f"regularize_intercept={regularize_intercept!r})")
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 0:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its n_epochs "
+                             f"{epochs!r} is not a count")
         stream = cls(model.loss, alpha=model.alpha, l1_ratio=model.l1_ratio,
                      variant=settings["variant"],
                      rda_gamma=(settings["gamma"] if settings["variant"] != "strongly_convex"
@@ -189,7 +263,9 @@ class OnlineRDA:
         except (TypeError, KeyError) as exc:
             raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: its state is "
                              f"incomplete ({exc})") from None
-        stream.n_samples_seen_ = seen
+        if seen != stream.state.steps:
+            raise ValueError(f"cannot resume a stream from {os.fspath(path)!r}: it says "
+                             f"{seen!r} samples seen, its state took {stream.state.steps} steps")
         stream.n_epochs_ = epochs
         return stream
 
@@ -267,7 +343,8 @@ def _progress(total, verbose):
 
 def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"],
                  l1_ratio=0.0, max_epochs=1, n_features=None, classes=None,
-                 chunk_bytes=1 << 24, zero_based=False, verbose=0, epochs=None, **options):
+                 chunk_bytes=1 << 24, zero_based=False, verbose=0, epochs=None, certify=None,
+                 **options):
     """Train by RDA over data streamed from svmlight / LIBSVM files or from chunks.
 
     source: a path or a list of paths of svmlight files (plain text; read in byte ranges of
@@ -278,6 +355,13 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     first pass over the files when not given. Other keywords go to fastdual.OnlineRDA. Memory:
     one chunk plus O(n_features). Returns the OnlineRDA stream (stream.model() for the model,
     whose n_epochs_ is the passes made).
+
+    certify: one more pass over the source at the end computes the model's certificate on all
+    its rows (OnlineRDA.certify_chunks: primal_, dual_, gap_ of stream.model() and
+    stream.certificate_), in block form, one chunk at a time. Default (None): when the source
+    can be read again (files or a callable); False skips it; True with a one-pass iterable is
+    an error. The objective needs an l2 term and no free intercept; otherwise the model's
+    certificate stays NaN (certify=True then raises).
     """
     if epochs is not None:
         warnings.warn("epochs is deprecated: max_epochs counts the passes over the source",
@@ -285,6 +369,10 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
         max_epochs = epochs
     epochs = _validation.check_int("max_epochs", max_epochs, 1)
     chunk_bytes = _validation.check_int("chunk_bytes", chunk_bytes, 1)
+    if certify is not None and not isinstance(certify, (bool, np.bool_)):
+        raise TypeError(f"certify must be None, True or False, got {certify!r}")
+    if isinstance(source, bytes):
+        source = os.fsdecode(source)
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     files = isinstance(source, (list, tuple)) and all(isinstance(p, (str, os.PathLike))
@@ -309,22 +397,42 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
         total = 0
         passes = source
     else:
+        if certify:
+            raise ValueError("certify=True needs a source that can be read again (paths, or a "
+                             "callable returning a fresh iterable of chunks); an iterable of "
+                             "chunks is read once")
+        certify = False
         if epochs != 1:
             raise ValueError("an iterable of chunks can be read once: pass a callable that "
                              "returns a fresh iterable for each of the max_epochs passes")
         total = 0
-        chunks = iter(source)
+        try:
+            chunks = iter(source)
+        except TypeError:
+            raise TypeError("source must be a path, a list of paths, a callable returning an "
+                            "iterable of (X, y) chunks, or such an iterable; got "
+                            f"{type(source).__name__}") from None
 
         def passes():
             return chunks
     task = make_loss(loss, {})[0].task
     stream = OnlineRDA(loss, alpha=alpha, l1_ratio=l1_ratio,
                        classes=classes if task == "binary" else None, **options)
+    if certify and (stream.l2 == 0.0 or stream.free_intercept):
+        raise ValueError("certify=True: a stream's certificate needs an l2 term (l1_ratio < 1) "
+                         "and no free intercept (regularize_intercept=True or "
+                         "fit_intercept=False)")
     bar = _progress(total * epochs, verbose) if files else None
     try:
         for _ in range(epochs):
             done = 0
-            for X, y in passes():
+            for chunk in passes():
+                if not (isinstance(chunk, (tuple, list)) and len(chunk) == 2):
+                    raise TypeError("every chunk of the source must be a pair (X, y), got "
+                                    f"{type(chunk).__name__}"
+                                    + (f" of length {len(chunk)}" if hasattr(chunk, "__len__")
+                                       else ""))
+                X, y = chunk
                 stream.partial_fit(X, y)
                 if bar is not None:
                     step = min(chunk_bytes, total - done)
@@ -336,4 +444,6 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     finally:
         if bar is not None:
             bar.close()
+    if certify is not False and stream.state is not None:
+        stream.certify_chunks(passes())
     return stream

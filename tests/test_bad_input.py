@@ -327,15 +327,19 @@ def test_extreme_but_accepted_settings_train_a_finite_certified_model(case):
 
 
 def test_a_diverging_solver_returns_no_model_and_auto_does_not_pick_it():
-    """Unscaled regression data with pure l1 and a free intercept: RDA's steps diverge (its
-    objective is NaN within three epochs); training refuses with an error that says so, and
-    solver="auto" picks a method that stays finite."""
+    """Unscaled regression data with pure l1 and a free intercept. RDA's steps used to diverge
+    here (NaN within three epochs); with the floor under its beta_t they stay finite and the
+    model is certified. A run that does diverge (SPDC with steps far beyond eq. 12's) is
+    refused with an error that says so, and solver="auto" picks a method that stays finite."""
     from sklearn.datasets import make_regression
     X, y = make_regression(500, 500, n_informative=50, noise=5, random_state=0)
     objective = dict(loss="squared", alpha=0.1, l1_ratio=1.0, regularize_intercept=False)
-    with pytest.raises(fastdual.TrainingDiverged, match=r"rda diverged: at epoch \d+ .*"
+    with pytest.warns(fastdual.ConvergenceWarning):
+        rda = fastdual.train(X, y, solver="rda", max_epochs=50, **objective)
+    assert np.all(np.isfinite(rda.coef_)) and np.isfinite(rda.primal_) and rda.gap_ >= 0
+    with pytest.raises(fastdual.TrainingDiverged, match=r"spdc diverged: at epoch \d+ .*"
                                                         r"no model is returned"):
-        fastdual.train(X, y, solver="rda", **objective)
+        fastdual.train(X, y, solver="spdc", tau=10.0, sigma=10.0, loss="squared", alpha=0.1)
     assert issubclass(fastdual.TrainingDiverged, FloatingPointError)
     model = fastdual.train(X, y, max_epochs=200, **objective)
     assert model.solver == "cd" and np.all(np.isfinite(model.coef_))

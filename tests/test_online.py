@@ -215,7 +215,7 @@ def test_a_saved_state_outside_what_a_stream_reaches_is_refused(tmp_path, array,
     else:
         arrays["clock"] = np.array(value, dtype=np.int64)
     settings = dict(stream.state.settings(), n_features=4, n_samples_seen=50,
-                    regularize_intercept=False)
+                    regularize_intercept=stream.regularize_intercept)
     model.stream_ = {"settings": settings, "arrays": arrays}
     model.save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match=r"saved RDA state"):

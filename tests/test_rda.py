@@ -35,13 +35,21 @@ def eager_run(problem, state, rows, A):
     c, y, loss = problem.sample_weight, problem.y, problem.loss
     G, S = np.zeros(d + 1), np.zeros(d + 1)
 
-    def x(tau, G):
-        out = _rda.iterates(plan, tau, G[:d])
-        return np.append(out, _rda.iterates(plan, tau, G[d:], True))
-
     accelerated = state.variant == "accelerated"
+    # Dual averaging's floor of beta: the largest curvature c_i ||x_i||^2 / loss.gamma of the
+    # rows stepped on so far (the current one included), rounded up to a power of two.
+    floor = [0.0]
+
+    def x(tau, G):
+        out = _rda.iterates(plan, tau, G[:d], floor=floor[0])
+        return np.append(out, _rda.iterates(plan, tau, G[d:], True, floor=floor[0]))
+
     for t, i in enumerate(rows, start=1):
         if not accelerated:
+            if loss.gamma > 0 and c[i] > 0:
+                curvature = c[i] * (A[i] @ A[i]) / loss.gamma
+                if curvature > floor[0]:
+                    floor[0] = 2.0 ** np.ceil(np.log2(curvature))
             w = x(t, G)
             S += w
             G += c[i] * -loss.duals_from_margins(y[i:i + 1], A[i:i + 1] @ w)[0] * A[i]

@@ -37,6 +37,12 @@ cdef inline double f1_loss(Py_ssize_t n_pos, Py_ssize_t b, Py_ssize_t c) noexcep
     return (b + c) / <double>(2 * n_pos - b + c)
 
 
+cdef inline double f1_score(Py_ssize_t n_pos, Py_ssize_t b, Py_ssize_t c) noexcept nogil:
+    """F1 = 1 - Delta = 2a / (2a + b + c) >= 0, a = n_pos - b: Delta - max Delta (max Delta = 1,
+    at b = n_pos) is -F1, exactly as rounded once (not 1 - Delta, which loses F1's digits)."""
+    return 2.0 * (n_pos - b) / <double>(2 * n_pos - b + c)
+
+
 cdef void forward(const double* logt, Py_ssize_t m, double* table) noexcept nogil:
     """Rows k = 0..m of log e_v(t_1..t_k), v = 0..k, stored one after the other (row k starts
     at k (k + 1) / 2): Algorithm 5 in log space."""
@@ -111,9 +117,13 @@ def gibbs(const double[::1] scores, const double[::1] y, double mu, double[::1] 
             eta_p[b] = NEG_INF
         for c in range(N + 1):
             eta_n[c] = NEG_INF
+        # The log-weights Delta / mu less their largest part 1 / mu (Delta <= 1): -F1 / mu,
+        # rounded relative to F1 / mu, where Delta / mu would carry an error of eps / mu into
+        # every weight (O(1) at mu ~ 1e-16: the dual came out above the optimum). log Z is
+        # shifted by the same 1 / mu, added back once at the end.
         for b in range(P + 1):
             for c in range(N + 1):
-                t = f1_loss(P, b, c) / mu
+                t = -f1_score(P, b, c) / mu
                 weight = t + vp[b] + vn[c]
                 log_z = logaddexp(log_z, weight)
                 eta_p[b] = logaddexp(eta_p[b], t + vn[c])
@@ -121,7 +131,7 @@ def gibbs(const double[::1] scores, const double[::1] y, double mu, double[::1] 
         for b in range(P + 1):
             for c in range(N + 1):
                 delta = f1_loss(P, b, c)
-                expected += delta * exp(delta / mu + vp[b] + vn[c] - log_z)
+                expected += delta * exp(-f1_score(P, b, c) / mu + vp[b] + vn[c] - log_z)
         if P > 0:
             marginals(&logt[0], P, &tp[0], &eta_p[0], log_z, &work[0], &work[max(P, N) + 1],
                       &out_p[0])
@@ -129,6 +139,7 @@ def gibbs(const double[::1] scores, const double[::1] y, double mu, double[::1] 
             marginals(&logr[0], N, &tn[0], &eta_n[0], log_z, &work[0], &work[max(P, N) + 1],
                       &out_n[0])
     cdef double energy = expected
+    log_z += 1.0 / mu
     for i in range(P):
         flips[pos[i]] = out_p[i]
         energy -= 2.0 / n * out_p[i] * scores[pos[i]]

@@ -36,7 +36,7 @@ The intercept feature (index d) is touched by every step and evaluated directly 
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from libc.math cimport sqrt, fabs
+from libc.math cimport sqrt, fabs, frexp, ldexp
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss
@@ -65,6 +65,7 @@ cdef struct Plan:
     bint track          # keep the weighted sums S (average output, or accelerated)
     double gamma
     double lipschitz    # L of Algorithm 3
+    double floor        # dual averaging: the quadratic term's max(beta_t, floor), the state's
     Coef coord          # the features
     Coef icpt           # the intercept feature
     int64_t block
@@ -75,6 +76,7 @@ cdef struct Base:
     double p
     double omega
     double shrink       # dual averaging: gamma / sqrt(tau - 1); accelerated: A_tau
+    double quad         # dual averaging: max(gamma sqrt(m), floor) / m, m = tau - 1
     double extra        # accelerated: L + beta_tau
 
 
@@ -97,6 +99,12 @@ cdef inline bint base_terms(const Plan* P, int64_t tau, Base* b) noexcept nogil:
     b.p = inv_root * inv_root
     b.omega = 1.0
     b.shrink = P.gamma * inv_root
+    # The quadratic term's max(beta_m, floor) / m: the floor keeps the step on a row,
+    # 1 / (m l2 + max(beta_m, floor)), below 1 / (the row's curvature) (docs/math.md, RDA);
+    # the l1 part of h (rho) keeps the seed's beta_m.
+    b.quad = b.shrink
+    if P.floor * b.p > b.quad:
+        b.quad = P.floor * b.p
     return True
 
 
@@ -107,7 +115,7 @@ cdef inline void coef_terms(const Plan* P, const Coef* c, const Base* b, double*
         r[0] = 1.0 / (c.l2 * b.shrink + b.extra)
     else:
         q[0] = c.l1 + c.rho * b.shrink
-        r[0] = 1.0 / (c.l2 + b.shrink)
+        r[0] = 1.0 / (c.l2 + b.quad)
 
 
 cdef inline bint terms(const Plan* P, const Coef* c, int64_t tau, double* p, double* q,
@@ -228,9 +236,10 @@ cdef inline void settle(const Plan* P, double* g, double* s, int64_t* last, cons
 
 
 cdef void new_block(const Plan* P, double* g, double* s, int64_t* last, double* hist_a,
-                    double* hist_b, int64_t* clock, Py_ssize_t n_coords) noexcept nogil:
-    """End the current block: every feature's S up to its last tau, then empty prefix sums."""
-    cdef int64_t end = clock[BLOCK_START] + P.block      # first tau of the next block
+                    double* hist_b, int64_t* clock, Py_ssize_t n_coords,
+                    int64_t end) noexcept nogil:
+    """End the current block before tau = end (its natural end, BLOCK_START + block, or earlier
+    when the floor of beta rises): every feature's S up to end - 1, then empty prefix sums."""
     cdef Py_ssize_t j
     cdef Upto u = upto_terms(P, end - 1)
     extend_hist(P, hist_a, hist_b, clock, end - 1)
@@ -249,8 +258,21 @@ def make_plan_args(accelerated, track, gamma, lipschitz, l1, l2, rho, icpt_l1, i
             float(l2), float(rho), float(icpt_l1), float(icpt_l2), float(icpt_rho), int(block))
 
 
-cdef Plan unpack(tuple args):
+cdef inline double next_power_of_two(double value) noexcept nogil:
+    """The smallest power of two >= value (value > 0; huge values as they are)."""
+    cdef int exponent
+    cdef double mantissa
+    if not value < 1e300:
+        return value
+    mantissa = frexp(value, &exponent)      # value = mantissa 2^exponent, mantissa in [1/2, 1)
+    if mantissa == 0.5:
+        return value
+    return ldexp(1.0, exponent)
+
+
+cdef Plan unpack(tuple args, double floor=0.0):
     cdef Plan P
+    P.floor = floor
     P.accelerated = args[0]
     P.track = args[1]
     P.gamma = args[2]
@@ -269,11 +291,19 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
               Py_ssize_t n_features, double bias, const double[::1] y,
               const double[::1] sample_weight, Loss loss, const Py_ssize_t[::1] rows,
               double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] hist,
-              int64_t[::1] clock, tuple plan):
+              int64_t[::1] clock, tuple plan, double[::1] floor):
     """Take one RDA step per entry of `rows` (row indices into the matrix), in place on the
     state (g, s, last: length n_features + 1; hist: (2, block + 2); clock: STEPS, BLOCK_START,
-    HIST_END). s, last and hist are only used when the plan tracks weighted sums."""
-    cdef Plan P = unpack(plan)
+    HIST_END; floor: (1,), the floor of dual averaging's beta). s, last and hist are only used
+    when the plan tracks weighted sums.
+
+    Dual averaging on a smooth loss raises the floor to the largest curvature of the rows
+    stepped on so far, c_i ||x_i||^2 / loss.gamma (the row's own before its step), rounded up
+    to a power of two (so it rises a few times only); the weighted sums are settled under the
+    old floor first, since their prefix sums assume one floor for the block."""
+    cdef Plan P = unpack(plan, floor[0])
+    cdef double inv_gamma = 1.0 / loss.gamma if loss.gamma > 0.0 else 0.0
+    cdef double curvature, norm_sq
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -301,6 +331,16 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
             row_range(ptr, i, n_features, &start, &end)
             z = 0.0
             if not P.accelerated:
+                if inv_gamma > 0.0 and sample_weight[i] > 0.0:
+                    norm_sq = bias * bias
+                    for k in range(start, end):
+                        norm_sq += x[k] * x[k]
+                    curvature = sample_weight[i] * norm_sq * inv_gamma
+                    if curvature > P.floor:
+                        if P.track:
+                            # (also drops prefix sums extended past t under the old floor)
+                            new_block(&P, gp, sp, lp, ha, hb, ck, d, t)
+                        P.floor = next_power_of_two(curvature)
                 # Query point w_t: every coordinate from its sum after t - 1 steps.
                 defined = base_terms(&P, t, &base)
                 if defined:
@@ -309,7 +349,7 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
                     p = base.p
                 if P.track:
                     if t >= ck[BLOCK_START] + P.block:
-                        new_block(&P, gp, sp, lp, ha, hb, ck, d)
+                        new_block(&P, gp, sp, lp, ha, hb, ck, d, ck[BLOCK_START] + P.block)
                     if ck[HIST_END] == t and defined:
                         # The prefix sums' next entry from the scalars just computed (what
                         # extend_hist would compute again).
@@ -339,7 +379,7 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
                 # Query point q_t = (A_{t-1} w_{t-1} + alpha_t v_{t-1}) / A_t, with
                 # A_{t-1} w_{t-1} = S_j(t - 1).
                 if t - 1 >= ck[BLOCK_START] + P.block:
-                    new_block(&P, gp, sp, lp, ha, hb, ck, d)
+                    new_block(&P, gp, sp, lp, ha, hb, ck, d, ck[BLOCK_START] + P.block)
                 extend_hist(&P, ha, hb, ck, t - 1)
                 weight_t = 0.5 * <double>t
                 area_t = 0.25 * <double>t * <double>(t + 1)
@@ -365,15 +405,16 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
                     gp[j] += deriv * x[k]
                 gp[d] += deriv * bias
             ck[STEPS] = t
+        floor[0] = P.floor
     return clock[STEPS]
 
 
 def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] hist,
-               int64_t[::1] clock, tuple plan, bint average, double[::1] out):
+               int64_t[::1] clock, tuple plan, double floor, bint average, double[::1] out):
     """The model after the steps taken, into out (length n_features + 1), without changing the
     state: dual averaging's newest iterate w_{t+1}, or its average (1/t) sum_{tau <= t} w_tau;
     accelerated RDA's w_t. Needs t >= 1 for the average and the accelerated output."""
-    cdef Plan P = unpack(plan)
+    cdef Plan P = unpack(plan, floor)
     cdef Py_ssize_t j, d = g.shape[0] - 1
     cdef int64_t t = clock[STEPS], upto
     cdef double scale, total
@@ -399,11 +440,12 @@ def rda_output(double[::1] g, double[::1] s, int64_t[::1] last, double[:, ::1] h
     return np.asarray(out)
 
 
-def iterates(tuple plan, int64_t tau, const double[::1] g, bint intercept=False):
-    """x(tau; g_j) for each entry of g, with the features' (or the intercept's) constants: the
-    closed form of eq. (8) / Algorithm 3 step 4 the kernels use (tests compare it with a
-    numerical minimisation of the same subproblem)."""
-    cdef Plan P = unpack(plan)
+def iterates(tuple plan, int64_t tau, const double[::1] g, bint intercept=False,
+             double floor=0.0):
+    """x(tau; g_j) for each entry of g, with the features' (or the intercept's) constants and
+    the floor of beta: the closed form of eq. (8) / Algorithm 3 step 4 the kernels use (tests
+    compare it with a numerical minimisation of the same subproblem)."""
+    cdef Plan P = unpack(plan, floor)
     cdef double[::1] out = np.empty(g.shape[0])
     cdef Py_ssize_t j
     for j in range(g.shape[0]):

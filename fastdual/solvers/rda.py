@@ -86,6 +86,8 @@ class RDAState:
         # Blocks start at tau = 1 for dual averaging (the first defined tau is 2) and at
         # tau = 0 for the accelerated method; with last = 0 every sum starts from the start.
         self.clock = np.zeros(3, dtype=np.int64)
+        # Dual averaging's floor of beta_t (raised by the kernel to the rows' curvature).
+        self.floor = np.zeros(1)
 
     @property
     def steps(self):
@@ -97,7 +99,8 @@ class RDAState:
         if rows.shape[0] == 0:
             return
         _rda.rda_steps(data, indices, indptr, matrix.n_features, bias, y, sample_weight, loss,
-                       rows, self.g, self.s, self.last, self.hist, self.clock, self.plan)
+                       rows, self.g, self.s, self.last, self.hist, self.clock, self.plan,
+                       self.floor)
 
     def coefficients(self):
         """The model's w (intercept feature last): the last iterate, the average of the
@@ -106,11 +109,11 @@ class RDAState:
         if self.steps == 0:
             return out
         return _rda.rda_output(self.g, self.s, self.last, self.hist, self.clock, self.plan,
-                               self.output == "average", out)
+                               float(self.floor[0]), self.output == "average", out)
 
     # -- persistence as plain arrays (fastdual.OnlineRDA.save) -----------------------------------
     SETTINGS = ("variant", "output", "gamma", "rho", "l1", "l2", "lipschitz", "free_intercept")
-    ARRAYS = ("g", "s", "last", "hist", "clock")
+    ARRAYS = ("g", "s", "last", "hist", "clock", "floor")
 
     def settings(self):
         return {name: getattr(self, name) for name in self.SETTINGS}
@@ -134,12 +137,16 @@ class RDAState:
         state = cls(n_features, **settings)
         for name in cls.ARRAYS:
             expected = getattr(state, name)
+            if name == "floor" and name not in arrays:
+                continue            # (a state saved before the floor existed starts at 0)
             value = np.asarray(arrays[name])
             if value.shape != expected.shape or value.dtype != expected.dtype:
                 raise ValueError(f"the saved RDA state's {name} has shape {value.shape} and "
                                  f"dtype {value.dtype}, expected {expected.shape} {expected.dtype}")
             if value.dtype.kind == "f" and not np.isfinite(value).all():
                 raise ValueError(f"the saved RDA state's {name} contains NaN or infinity")
+            if name == "floor" and not value[0] >= 0.0:
+                raise ValueError(f"the saved RDA state's floor must be >= 0, got {value[0]!r}")
             setattr(state, name, np.array(value))
         steps, start, end = (int(v) for v in state.clock)
         block = state.plan[-1]

@@ -7,7 +7,10 @@ below are sqrt(c_i) ||x_i|| (the intercept feature included).
 Perturbations (Sec. 3), the certificate always being that of the user's problem:
 - a non-smooth loss (gamma = 0): phi* gains delta/2 alpha^2, which makes it delta-strongly
   convex; delta starts at 1e-2 P(0) / B^2 (B the largest |dual| the loss allows) and shrinks
-  tenfold whenever the certified gap falls below delta B^2, the most the perturbation can cost;
+  tenfold whenever the certified gap falls below delta B^2, the most the perturbation can cost,
+  but never below eps max(P(0), 1) / B^2, where that cost is rounding next to P(0) (a zero P(0),
+  e.g. when every row of positive weight has zero loss at w = 0, would otherwise give delta = 0
+  and infinite dual steps);
 - pure l1 (no l2 term): g gains working_l2/2 ||w||^2, lowered by SDCA's continuation test.
 """
 import numpy as np
@@ -86,13 +89,14 @@ class SPDC:
         # (A problem whose rows are all zero has no data term: any step size solves it.)
         self.radius = float(np.max(self.norms)) or 1.0
         self.mix = mix
-        self.delta = 0.0
+        self.delta = self.delta_floor = 0.0
         self.bound_sq = 0.0
         if problem.loss.gamma == 0.0:
             lower, upper = problem.loss.dual_bounds(problem.y)
             self.bound_sq = float(np.max(np.maximum(lower ** 2, upper ** 2)))
             p_zero = problem.primal_dual(np.zeros(d + 1), np.zeros(n))[0]
-            self.delta = 1e-2 * max(p_zero, np.finfo(float).tiny) / self.bound_sq
+            self.delta_floor = np.finfo(float).eps * max(p_zero, 1.0) / self.bound_sq
+            self.delta = max(1e-2 * p_zero / self.bound_sq, self.delta_floor)
         self.step_scale = np.ones(n)
         self.alias_keep = np.empty(0)
         self.alias = np.empty(0, dtype=np.intp)
@@ -187,8 +191,9 @@ class SPDC:
     def after_check(self, checkpoint):
         # point() flushed: every coordinate is at the current time, so the steps may change.
         changed = False
-        if self.delta > 0.0 and checkpoint.gap <= self.delta * self.bound_sq:
-            self.delta *= 0.1          # the certified gap is down to what the perturbation costs
+        if self.delta > self.delta_floor and checkpoint.gap <= self.delta * self.bound_sq:
+            # the certified gap is down to what the perturbation costs
+            self.delta = max(0.1 * self.delta, self.delta_floor)
             changed = True
         if self.continuation:
             # As SDCA's: once the working problem is solved well below the bias its helper term
