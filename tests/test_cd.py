@@ -344,3 +344,50 @@ def test_a_free_intercept_on_uncentred_features_converges_as_centred_ones(loss):
     np.testing.assert_allclose(raw.coef_, centred.coef_, atol=1e-5)
     assert raw.intercept_ == pytest.approx(centred.intercept_ - X.mean(axis=0) @ centred.coef_,
                                            abs=1e-5)
+
+
+@pytest.mark.parametrize("loss", SMOOTH_LOSSES)
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.5])
+def test_the_optimum_is_scipys_on_the_split_smooth_problem(loss, l1_ratio):
+    """An independent reference: w = p - m with p, m >= 0 turns the l1 term into the linear
+    l1 sum(p + m), a smooth bound-constrained problem that scipy's L-BFGS-B solves with its own
+    gradients (NumPy here); same objective to 1e-8 relative, cd's no higher than it."""
+    from scipy.optimize import minimize
+    X, y = problem_for(loss, n=60, d=8, seed=13)
+    alpha, d = 0.02, X.shape[1]
+    l2, l1 = alpha * (1 - l1_ratio), alpha * l1_ratio
+    regression = fastdual.LOSSES[loss].task == "regression"
+    target = y if regression else np.where(y > 0, 1.0, -1.0)
+    kwargs = dict(loss=loss, l2=l2, l1=l1, fit_intercept=True, regularize_intercept=False)
+
+    def value_and_gradient(v):
+        w, b = v[:d] - v[d:2 * d], v[2 * d]
+        grad, grad_b = smooth_gradient(X, target, w, b, loss)
+        grad = grad + l2 * w
+        value = np_objective(X, y, w, b, **{**kwargs, "l1": 0.0}) + l1 * np.sum(v[:2 * d])
+        return value, np.concatenate([grad + l1, -grad + l1, [grad_b]])
+
+    bounds = [(0, None)] * (2 * d) + [(None, None)]
+    reference = minimize(value_and_gradient, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B",
+                         bounds=bounds, options=dict(ftol=1e-16, gtol=1e-12, maxiter=100000))
+    model = cd(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, regularize_intercept=False)
+    ours = np_objective(X, y, model.coef_, model.intercept_, **kwargs)
+    assert ours == pytest.approx(reference.fun, rel=1e-8)
+    assert ours <= reference.fun * (1 + 1e-12)
+
+
+def test_l1_squared_hinge_reaches_liblinears_optimum():
+    """LIBLINEAR's -s 5 (liblinear-official): ||w||_1 + C sum_i max(0, 1 - y_i x_i . w)^2, its
+    intercept a regularised feature (-B 1): fastdual's regularised intercept at alpha = 1/(C n)."""
+    ll = pytest.importorskip("liblinear.liblinearutil")
+    X, y = binary_problem(n=150, d=30, seed=5, noise=1.0)
+    C = 0.3
+    reference = ll.train(y, X, f"-s 5 -c {C} -B 1 -e 1e-12 -q")
+    labels = reference.get_labels()
+    w_ll = np.array([reference.w[j] for j in range(31)]) * (1 if labels[0] == 1 else -1)
+    model = cd(X, y, loss="squared_hinge", C=C, l1_ratio=1.0)
+    kwargs = dict(loss="squared_hinge", l2=0.0, l1=1.0 / (C * X.shape[0]), fit_intercept=True)
+    ours = np_objective(X, y, model.coef_, model.intercept_, **kwargs)
+    theirs = np_objective(X, y, w_ll[:30], w_ll[30], **kwargs)
+    assert ours == pytest.approx(theirs, rel=1e-8)
+    assert ours <= theirs * (1 + 1e-12)
