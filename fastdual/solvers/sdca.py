@@ -4,13 +4,14 @@ The training loop (fastdual._loop) calls epoch() and point(); the hooks carry wh
 shrinking (inside epoch()), the averaging option (check_due / point), the pure-l1 continuation
 (after_check), v taken over from the certificate at checks (dual_vector_out / after_check)
 and acceleration (class Acceleration: the same kernel on proximal-point subproblems,
-docs/math.md "Accelerated Prox-SDCA").
+docs/math.md "Accelerated Prox-SDCA"). use_threads(n) switches the epochs to the asynchronous
+parallel kernel of _sdca_parallel.pyx (PASSCoDe-Atomic, docs/solvers/sdca.md "Threads").
 """
 import numpy as np
 
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
-from fastdual.solvers import _sdca
+from fastdual.solvers import _sdca, _sdca_parallel
 from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
@@ -117,10 +118,25 @@ class SDCA:
         # certified is the kernel's own, at the working l2 = the objective's l2, with no
         # intercept centre in the last entry), it is taken over at a check (docs/math.md Sec.
         # 4, "v taken over from the certificate"), without a pass of its own.
+        self.n_threads = 1      # use_threads: the parallel kernel's threads (1: _sdca.pyx)
+        self.order_scratch = None
         self.resync = not (self.continuation or self.averaging or self.intercept is not None
                            or self.acceleration is not None)
         self.certified_v = None
         self.epochs_since_resync = 0
+
+    def use_threads(self, n_jobs):
+        """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
+        _sdca_parallel.pyx); 1 keeps the sequential kernel. Each thread owns a block of the
+        epoch's permutation, so draws with replacement do not combine with it."""
+        if n_jobs > 1 and self.with_replacement:
+            sampling = "weighted" if self.weighted else "uniform"
+            raise ValueError(f"n_jobs={n_jobs} runs SDCA's epochs over a permutation split "
+                             f"between threads; sampling={sampling!r} draws with replacement: "
+                             "give sampling='permutation' or n_jobs=1")
+        self.n_threads = n_jobs if _sdca_parallel.OPENMP else 1
+        if self.n_threads > 1 and self.order_scratch is None:
+            self.order_scratch = np.empty(self.problem.n_samples, dtype=np.intp)
 
     def start_from(self, w):
         """A warm start's coefficients: with a free intercept its weight is the first centre
@@ -161,12 +177,30 @@ class SDCA:
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
         q_max = self.weighted_sq_norm_max / (self.working_l2 * problem.n_samples)
-        max_slope, self.n_active = _sdca.sdca_epoch(
+        threads = min(self.n_threads, self.n_active)
+        if threads > 1:
+            max_slope, self.n_active = _sdca_parallel.sdca_parallel_epoch(
+                data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
+                problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
+                problem.loss, self.working_l2, self.l1, self.option, q_max, self.order,
+                self.rng_state, self.n_active,
+                self.shrink_threshold if self.shrinking else np.inf, threads,
+                self.order_scratch)
+        else:
+            max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
+        self._after_kernel(max_slope)
+
+    def _sequential_epoch(self, data, indices, indptr, q_max):
+        problem = self.problem
+        return _sdca.sdca_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
             problem.loss, self.working_l2, self.l1, self.option, q_max, self.with_replacement,
             self.order, self.rng_state, self.n_active,
             self.shrink_threshold if self.shrinking else np.inf, self.alias_keep, self.alias)
+
+    def _after_kernel(self, max_slope):
+        problem = self.problem
         if self.unshrink_tol is None:
             self.unshrink_tol = 0.1 * max_slope
         self.shrink_threshold = max_slope if max_slope > 0 else np.inf
