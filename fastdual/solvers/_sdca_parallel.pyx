@@ -1,7 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Asynchronous parallel Prox-SDCA epochs: PASSCoDe-Atomic (Hsieh, Yu & Dhillon, "PASSCoDe:
-Parallel ASynchronous Stochastic dual Co-ordinate Descent", ICML 2015, Algorithm 2 with the
-atomic update of its Sec. 3), over CSR or dense rows.
+"""Asynchronous parallel Prox-SDCA epochs: PASSCoDe (Hsieh, Yu & Dhillon, "PASSCoDe: Parallel
+ASynchronous Stochastic dual Co-ordinate Descent", ICML 2015), over CSR or dense rows.
 
 The epoch's permutation of the active samples (order[0:n_active], shuffled here with the
 driver's RNG, as the sequential kernel of _sdca.pyx does) is split into n_threads contiguous
@@ -9,16 +8,25 @@ blocks; OpenMP thread b runs seed 000's coordinate steps (Option I or IV, the sa
 _sdca.pyx) over block b. Each dual alpha_i belongs to exactly one block, hence to one thread, in
 an epoch: the duals never race. The shared vector v = 1/(l2 n) sum_i c_i alpha_i x_i is read
 without locks (a thread's margin z = x_i . w may miss the updates other threads are making:
-PASSCoDe's bounded staleness) and updated by atomic additions, one per stored entry of the row
-and one for the intercept feature. So no update is ever lost: when the epoch returns, v is the
-sum of every step's contribution, v(alpha) up to the rounding of the additions (whose order
-differs from a sequential epoch), exactly as for the sequential kernel. (PASSCoDe-Wild, plain
-additions, loses the updates two threads make to one entry at the same time, so its v drifts
-from v(alpha) and needs a full pass to repair; Lock serialises rows that share a feature.)
+PASSCoDe's bounded staleness).
+
+Which PASSCoDe: the features' entries of v are updated with plain additions (PASSCoDe-Wild) by
+default, the intercept feature's entry, which every step writes, atomically. A plain addition
+can be lost when two threads add to the same entry at the same instant, so v may drift from
+v(alpha); the driver recomputes v from the duals before every certificate (sdca.py,
+SDCA.point), and the certificate is computed from the returned duals anyway, so a lost update
+costs progress, never a wrong bound. atomic=True makes every addition atomic (PASSCoDe-Atomic:
+no update lost, v = v(alpha) up to rounding); measured on news20 and a 1M-feature synthetic set
+it made one thread's epoch 2-3 times slower (an atomic double addition is a compare-and-swap
+loop on x86), too slow to gain anything on a few cores, while the drift of Wild measured over
+epochs of 2 threads was at the rounding level (1e-15 relative): on sparse data two threads
+rarely touch one entry at the same instant. Lock (a lock per feature of the row) costs more
+than Atomic.
 
 With l1 > 0, each step writes w_j = soft_threshold(v_j, l1/l2) for its row's features as the
 sequential kernel does; two threads can leave w_j computed from an older v_j, so w is recomputed
-from v over all d + 1 entries when the threads have joined (w exact when the kernel returns).
+from v over all d + 1 entries when the threads have joined (w = soft_threshold(v) when the
+kernel returns).
 
 Shrinking (LIBLINEAR's, as in _sdca.pyx) runs within each block: a thread moves the samples it
 shrinks behind its block's active part. After the epoch the blocks' active parts are gathered
@@ -26,6 +34,7 @@ into order[0:n_active'] (then the newly shrunk samples, then those shrunk before
 epoch shuffles and splits the active samples alone. The largest projected slope is the maximum
 over the threads'.
 
+With one block the epoch is the sequential kernel's, bit for bit (the tests hold it to that).
 Without OpenMP at build time the blocks run one after the other (the driver then uses the
 sequential kernel instead: see OPENMP).
 """
@@ -163,12 +172,13 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
-                        Py_ssize_t[::1] scratch, bint atomic=True):
+                        Py_ssize_t[::1] scratch, bint atomic=False):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads
     (1 <= n_threads <= n_active), each over one block of a fresh permutation of
-    order[0:n_active]. scratch: n_samples entries of work space. atomic=False is
-    PASSCoDe-Wild (plain additions to v: updates can be lost; for measurements only). Returns
-    (max_slope, n_active) as _sdca.sdca_epoch does."""
+    order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
+    (every addition to v atomic) instead of Wild (plain additions to the features' entries,
+    which may lose an update: the caller recomputes v from the duals before it certifies).
+    Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL

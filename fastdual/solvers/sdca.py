@@ -119,6 +119,7 @@ class SDCA:
         # intercept centre in the last entry), it is taken over at a check (docs/math.md Sec.
         # 4, "v taken over from the certificate"), without a pass of its own.
         self.n_threads = 1      # use_threads: the parallel kernel's threads (1: _sdca.pyx)
+        self.drifting = False   # v may have lost updates since it was last recomputed
         self.order_scratch = None
         self.resync = not (self.continuation or self.averaging or self.intercept is not None
                            or self.acceleration is not None)
@@ -137,6 +138,18 @@ class SDCA:
         self.n_threads = n_jobs if _sdca_parallel.OPENMP else 1
         if self.n_threads > 1 and self.order_scratch is None:
             self.order_scratch = np.empty(self.problem.n_samples, dtype=np.intp)
+
+    def _repair(self):
+        """v's features' entries recomputed from the duals (one transpose pass), w from them:
+        the parallel kernel's plain additions may have lost updates (_sdca_parallel.pyx). The
+        intercept feature's entry, added to atomically, holds what the drivers put there (a
+        free intercept's centre), so it is kept."""
+        d = self.problem.n_features
+        exact = self.problem.dual_vector(self.duals, l2=self.working_l2, feasible=True)
+        self.v[:d] = exact[:d]
+        if self.l1 > 0.0:
+            self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
+        self.drifting = False
 
     def start_from(self, w):
         """A warm start's coefficients: with a free intercept its weight is the first centre
@@ -186,6 +199,7 @@ class SDCA:
                 self.rng_state, self.n_active,
                 self.shrink_threshold if self.shrinking else np.inf, threads,
                 self.order_scratch)
+            self.drifting = True
         else:
             max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
         self._after_kernel(max_slope)
@@ -221,11 +235,19 @@ class SDCA:
         return None
 
     def point(self):
+        # Threads: v recomputed from the duals before it is certified (the acceleration's v is
+        # recomputed after every epoch already: Acceleration.after_epoch).
         if self.acceleration is not None:
             return self.acceleration.point()
+        if self.drifting:
+            self._repair()
         if self.averaging and self.window > 0:
-            v_bar = self.v_sum / self.window
-            return soft_threshold(v_bar, self.l1 / self.working_l2), self.duals_sum / self.window
+            duals_bar = self.duals_sum / self.window
+            if self.n_threads > 1:     # v of the average duals, summed from them
+                v_bar = self.problem.dual_vector(duals_bar, l2=self.working_l2)
+            else:
+                v_bar = self.v_sum / self.window
+            return soft_threshold(v_bar, self.l1 / self.working_l2), duals_bar
         return self.w, self.duals
 
     def dual_vector_out(self):
