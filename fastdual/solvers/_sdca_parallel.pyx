@@ -10,18 +10,19 @@ an epoch: the duals never race. The shared vector v = 1/(l2 n) sum_i c_i alpha_i
 without locks (a thread's margin z = x_i . w may miss the updates other threads are making:
 PASSCoDe's bounded staleness).
 
-Which PASSCoDe: the features' entries of v are updated with plain additions (PASSCoDe-Wild) by
-default, the intercept feature's entry, which every step writes, atomically. A plain addition
-can be lost when two threads add to the same entry at the same instant, so v may drift from
-v(alpha); the driver recomputes v from the duals before every certificate (sdca.py,
-SDCA.point), and the certificate is computed from the returned duals anyway, so a lost update
-costs progress, never a wrong bound. atomic=True makes every addition atomic (PASSCoDe-Atomic:
-no update lost, v = v(alpha) up to rounding); measured on news20 and a 1M-feature synthetic set
-it made one thread's epoch 2-3 times slower (an atomic double addition is a compare-and-swap
-loop on x86), too slow to gain anything on a few cores, while the drift of Wild measured over
-epochs of 2 threads was at the rounding level (1e-15 relative): on sparse data two threads
-rarely touch one entry at the same instant. Lock (a lock per feature of the row) costs more
-than Atomic.
+Which PASSCoDe: every addition to v atomic (PASSCoDe-Atomic: no update is ever lost, v is
+v(alpha) up to the rounding of the additions when the epoch returns, as after a sequential
+epoch), or plain additions to the features' entries (PASSCoDe-Wild), the intercept feature's
+entry, which every step writes, always atomically. A plain addition can be lost when two threads
+add to the same entry at the same instant, so Wild's v may drift from v(alpha); the driver then
+recomputes v from the duals before every certificate (sdca.py, SDCA.point), and the certificate
+is computed from the returned duals anyway, so a lost update costs progress, never a wrong bound.
+The driver picks Wild on wide sparse data, Atomic otherwise (sdca.py, WILD_MIN_FEATURES): an
+atomic double addition is a compare-and-swap loop on x86, which made one thread's epoch 2-3
+times slower on news20 and on a 1M-feature synthetic set, while Wild's drift there was at the
+rounding level (two threads rarely touch one entry at the same instant); on dense or narrow
+data Wild's lost updates slowed convergence many times over. Lock (a lock per feature of the
+row) costs more than Atomic.
 
 With l1 > 0, each step writes w_j = soft_threshold(v_j, l1/l2) for its row's features as the
 sequential kernel does; two threads can leave w_j computed from an older v_j, so w is recomputed
@@ -172,7 +173,7 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
-                        Py_ssize_t[::1] scratch, bint atomic=False):
+                        Py_ssize_t[::1] scratch, bint atomic=True):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads
     (1 <= n_threads <= n_active), each over one block of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic

@@ -20,6 +20,13 @@ TINY = np.finfo(float).tiny
 # have accumulated since the last time (the certificate's pass then sums v with no rounding lost,
 # at 25-95 % more of the pass's cost; a few epochs' rounding is not worth that).
 RESYNC_EPOCHS = 8
+# Threads (use_threads): plain additions to v (PASSCoDe-Wild) on sparse data with at least this
+# many features, atomic ones otherwise. Two threads lose an update when they add to one entry at
+# the same instant: rare when rows are short and features many (the drift measured on news20,
+# 62 061 features, was at rounding level), frequent on dense or narrow data, where the lost
+# updates slowed convergence 3-30 times on problems of 12 features; an atomic addition (a
+# compare-and-swap loop) made an epoch 2-3 times slower on the wide sets (docs/solvers/sdca.md).
+WILD_MIN_FEATURES = 10_000
 
 
 class SDCA:
@@ -119,6 +126,7 @@ class SDCA:
         # intercept centre in the last entry), it is taken over at a check (docs/math.md Sec.
         # 4, "v taken over from the certificate"), without a pass of its own.
         self.n_threads = 1      # use_threads: the parallel kernel's threads (1: _sdca.pyx)
+        self.atomic = True      # the parallel kernel's additions to v (WILD_MIN_FEATURES)
         self.drifting = False   # v may have lost updates since it was last recomputed
         self.order_scratch = None
         self.resync = not (self.continuation or self.averaging or self.intercept is not None
@@ -136,6 +144,8 @@ class SDCA:
                              f"between threads; sampling={sampling!r} draws with replacement: "
                              "give sampling='permutation' or n_jobs=1")
         self.n_threads = n_jobs if _sdca_parallel.OPENMP else 1
+        self.atomic = not (self.problem.X.is_sparse
+                           and self.problem.n_features >= WILD_MIN_FEATURES)
         if self.n_threads > 1 and self.order_scratch is None:
             self.order_scratch = np.empty(self.problem.n_samples, dtype=np.intp)
 
@@ -198,8 +208,9 @@ class SDCA:
                 problem.loss, self.working_l2, self.l1, self.option, q_max, self.order,
                 self.rng_state, self.n_active,
                 self.shrink_threshold if self.shrinking else np.inf, threads,
-                self.order_scratch)
-            self.drifting = True
+                self.order_scratch, self.atomic)
+            # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
+            self.drifting = self.drifting or not self.atomic
         else:
             max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
         self._after_kernel(max_slope)
