@@ -51,8 +51,8 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
         duals (solver="sdca") and certified as one. None (default): "multinomial" for
         logistic with solver="sdca", "ovr" otherwise. coef_ is (k, n_features) either way.
     n_jobs : threads (None: 1). For one binary or regression problem trained by "sdca", the
-        threads of each epoch: asynchronous parallel dual coordinate ascent (PASSCoDe-Atomic),
-        each thread over its block of the epoch's permutation; the model is certified as
+        threads of each epoch: asynchronous parallel dual coordinate ascent (PASSCoDe), each
+        thread over its block of the epoch's permutation; the model is certified as
         always, but no longer bit-identical from run to run (the threads' timing decides the
         order of the updates); sampling must be "permutation". The other solvers run one
         thread. For one-vs-rest k-class problems, the classes are trained in parallel (each

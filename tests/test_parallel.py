@@ -188,22 +188,37 @@ def test_the_driver_runs_wild_on_wide_sparse_data_only():
         assert driver.atomic == atomic
 
 
-@pytest.mark.parametrize("loss, l1_ratio, sparse", [("hinge", 0.0, False),
-                                                     ("logistic", 0.5, True),
-                                                     ("squared", 0.0, True)])
-def test_wild_reaches_the_optimum_of_one_thread(monkeypatch, loss, l1_ratio, sparse):
-    """PASSCoDe-Wild forced on narrow data, where its additions are lost most often: the
-    repairs before each certificate still bring it to the one-thread optimum."""
+@pytest.mark.parametrize("loss, l1_ratio, sparse, options", [
+    ("hinge", 0.0, False, {}),
+    ("logistic", 0.5, True, {}),
+    ("squared", 0.0, True, {}),
+    ("smooth_hinge", 0.0, True, {"output": "average", "tol": 1e-6}),
+    ("squared_hinge", 0.0, True, {"regularize_intercept": False}),
+    ("squared", 1.0, True, {"tol": 1e-4}),
+    ("logistic", 0.0, True, {"acceleration": True, "alpha": 1e-4}),
+])
+def test_wild_reaches_the_optimum_of_one_thread(monkeypatch, loss, l1_ratio, sparse, options):
+    """PASSCoDe-Wild forced on narrow data, where its additions are lost most often, with
+    each of SDCA's modes (averaging, free intercept, pure l1, acceleration): the repairs
+    before each certificate still bring it to the one-thread optimum, and its certificate is
+    the recomputed one."""
     monkeypatch.setattr(sdca_module, "WILD_MIN_FEATURES", 0)
     X, y = problem_for(loss, n=300, d=12, seed=3, sparse=sparse)
     if not sparse:
         X = sp.csr_matrix(X)
-    common = dict(loss=loss, alpha=0.01, l1_ratio=l1_ratio, solver="sdca", tol=1e-9,
-                  max_epochs=30000, random_state=0)
+    objective = dict(loss=loss, alpha=options.pop("alpha", 0.01), l1_ratio=l1_ratio,
+                     regularize_intercept=options.pop("regularize_intercept", True))
+    tol = options.pop("tol", 1e-9)
+    common = dict(solver="sdca", tol=tol, max_epochs=30000, random_state=0, **objective,
+                  **options)
     one = fastdual.train(X, y, n_jobs=1, **common)
     two = fastdual.train(X, y, n_jobs=2, **common)
     assert one.converged_ and two.converged_
-    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
+    # both within tol of the optimum: within 2 tol of each other
+    assert abs(two.primal_ - one.primal_) <= max(1e-8, 2 * tol) * abs(one.primal_)
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, dual_coef=two.dual_coef_,
+                                **objective)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
 
 
 @pytest.mark.parametrize("loss", BINARY_LOSSES + ["squared", "absolute"])

@@ -5,7 +5,8 @@ shrinking (inside epoch()), the averaging option (check_due / point), the pure-l
 (after_check), v taken over from the certificate at checks (dual_vector_out / after_check)
 and acceleration (class Acceleration: the same kernel on proximal-point subproblems,
 docs/math.md "Accelerated Prox-SDCA"). use_threads(n) switches the epochs to the asynchronous
-parallel kernel of _sdca_parallel.pyx (PASSCoDe-Atomic, docs/solvers/sdca.md "Threads").
+parallel kernel of _sdca_parallel.pyx (PASSCoDe, Atomic or Wild; docs/solvers/sdca.md
+"Threads").
 """
 import numpy as np
 
@@ -254,7 +255,8 @@ class SDCA:
             self._repair()
         if self.averaging and self.window > 0:
             duals_bar = self.duals_sum / self.window
-            if self.n_threads > 1:     # v of the average duals, summed from them
+            if self.n_threads > 1 and not self.atomic:   # Wild: v of the average duals
+                # summed from them, not the average of the drifting v
                 v_bar = self.problem.dual_vector(duals_bar, l2=self.working_l2)
             else:
                 v_bar = self.v_sum / self.window
