@@ -108,7 +108,7 @@ def test_one_block_is_the_sequential_kernel_bit_for_bit(loss, l1_ratio, sparse, 
             if parallel:
                 out = _sdca_parallel.sdca_parallel_epoch(
                     *args, state["order"], state["rng"], state["active"], state["threshold"],
-                    1, scratch)
+                    1, 1, scratch)
             else:
                 out = _sdca.sdca_epoch(*args, False, state["order"], state["rng"],
                                        state["active"], state["threshold"], *NO_ALIAS)
@@ -140,7 +140,7 @@ def test_shrinking_in_blocks_keeps_a_permutation(loss, threads):
             data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
             problem.squared_norms(), state["duals"], state["v"], state["v"], problem.loss,
             problem.l2, 0.0, 1, 0.0, state["order"], state["rng"], active, threshold,
-            min(threads, active), scratch)
+            min(threads, active), min(4 * threads, active), scratch)
         threshold = slope if slope > 0 else np.inf
         assert np.array_equal(np.sort(state["order"]), np.arange(n))
         shrunk_any = shrunk_any or active < n

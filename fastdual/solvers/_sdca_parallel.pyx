@@ -3,10 +3,12 @@
 ASynchronous Stochastic dual Co-ordinate Descent", ICML 2015), over CSR or dense rows.
 
 The epoch's permutation of the active samples (order[0:n_active], shuffled here with the
-driver's RNG, as the sequential kernel of _sdca.pyx does) is split into n_threads contiguous
-blocks; OpenMP thread b runs seed 000's coordinate steps (Option I or IV, the same arithmetic as
-_sdca.pyx) over block b. Each dual alpha_i belongs to exactly one block, hence to one thread, in
-an epoch: the duals never race. The shared vector v = 1/(l2 n) sum_i c_i alpha_i x_i is read
+driver's RNG, as the sequential kernel of _sdca.pyx does) is split into n_blocks contiguous
+blocks, handed out to n_threads OpenMP threads one at a time (a dynamic schedule: a thread that
+the machine deschedules, or whose rows are longer, holds up one block, not a 1/n_threads share
+of the epoch); a thread runs seed 000's coordinate steps (Option I or IV, the same arithmetic as
+_sdca.pyx) over its block. Each dual alpha_i belongs to exactly one block, hence to one thread,
+in an epoch: the duals never race. The shared vector v = 1/(l2 n) sum_i c_i alpha_i x_i is read
 without locks (a thread's margin z = x_i . w may miss the updates other threads are making:
 PASSCoDe's bounded staleness).
 
@@ -30,10 +32,10 @@ from v over all d + 1 entries when the threads have joined (w = soft_threshold(v
 kernel returns).
 
 Shrinking (LIBLINEAR's, as in _sdca.pyx) runs within each block: a thread moves the samples it
-shrinks behind its block's active part. After the epoch the blocks' active parts are gathered
+shrinks behind the block's active part. After the epoch the blocks' active parts are gathered
 into order[0:n_active'] (then the newly shrunk samples, then those shrunk before), so the next
 epoch shuffles and splits the active samples alone. The largest projected slope is the maximum
-over the threads'.
+over the blocks'.
 
 With one block the epoch is the sequential kernel's, bit for bit (the tests hold it to that).
 Without OpenMP at build time the blocks run one after the other (the driver then uses the
@@ -173,9 +175,9 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
-                        Py_ssize_t[::1] scratch, bint atomic=True):
-    """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads
-    (1 <= n_threads <= n_active), each over one block of a fresh permutation of
+                        Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True):
+    """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads over
+    n_blocks blocks (1 <= n_threads <= n_blocks <= n_active) of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
     (every addition to v atomic) instead of Wild (plain additions to the features' entries,
     which may lose an update: the caller recomputes v from the duals before it certifies).
@@ -193,37 +195,37 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
     cdef double max_slope = 0.0
     cdef Py_ssize_t b, j, pos, new_active
-    cdef Py_ssize_t[::1] bounds = np.empty(n_threads + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] kept = np.empty(n_threads, dtype=np.intp)
-    cdef double[::1] slopes = np.zeros(n_threads)
+    cdef Py_ssize_t[::1] bounds = np.empty(n_blocks + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] kept = np.empty(n_blocks, dtype=np.intp)
+    cdef double[::1] slopes = np.zeros(n_blocks)
     cdef RandomState rs
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
     rs.s2 = rng_state[2]
     rs.s3 = rng_state[3]
-    for b in range(n_threads + 1):
-        bounds[b] = (b * n_active) // n_threads
+    for b in range(n_blocks + 1):
+        bounds[b] = (b * n_active) // n_blocks
     with nogil:
         rng_shuffle(&rs, order_ptr, n_active)
-        for b in prange(n_threads, num_threads=n_threads, schedule="static", chunksize=1):
+        for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic", chunksize=1):
             run_block(x, ind, ptr, n_features, bias, &y[0], &sample_weight[0], &sq_norms[0],
                       &duals[0], v_ptr, w_ptr, loss, inv_l2n, kappa, elastic, option, q_max,
                       atomic, order_ptr + bounds[b], bounds[b + 1] - bounds[b], shrinking,
                       shrink_threshold, &kept[b], &slopes[b])
-        for b in range(n_threads):
+        for b in range(n_blocks):
             if slopes[b] > max_slope:
                 max_slope = slopes[b]
         # Gather the blocks' active parts in front, then what they shrank this epoch.
         new_active = 0
-        for b in range(n_threads):
+        for b in range(n_blocks):
             new_active = new_active + kept[b]
         if new_active < n_active:
             pos = 0
-            for b in range(n_threads):
+            for b in range(n_blocks):
                 for j in range(bounds[b], bounds[b] + kept[b]):
                     scratch_ptr[pos] = order_ptr[j]
                     pos = pos + 1
-            for b in range(n_threads):
+            for b in range(n_blocks):
                 for j in range(bounds[b] + kept[b], bounds[b + 1]):
                     scratch_ptr[pos] = order_ptr[j]
                     pos = pos + 1

@@ -25,9 +25,12 @@ RESYNC_EPOCHS = 8
 # many features, atomic ones otherwise. Two threads lose an update when they add to one entry at
 # the same instant: rare when rows are short and features many (the drift measured on news20,
 # 62 061 features, was at rounding level), frequent on dense or narrow data, where the lost
-# updates slowed convergence 3-30 times on problems of 12 features; an atomic addition (a
+# updates slowed convergence 3-35 times on problems of 12 features; an atomic addition (a
 # compare-and-swap loop) made an epoch 2-3 times slower on the wide sets (docs/solvers/sdca.md).
 WILD_MIN_FEATURES = 10_000
+# Threads: the epoch's permutation is cut into this many blocks per thread, handed out one at a
+# time (a thread held up by a busy machine or by long rows delays one block, not the epoch).
+BLOCKS_PER_THREAD = 16
 
 
 class SDCA:
@@ -209,7 +212,8 @@ class SDCA:
                 problem.loss, self.working_l2, self.l1, self.option, q_max, self.order,
                 self.rng_state, self.n_active,
                 self.shrink_threshold if self.shrinking else np.inf, threads,
-                self.order_scratch, self.atomic)
+                min(threads * BLOCKS_PER_THREAD, self.n_active), self.order_scratch,
+                self.atomic)
             # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
             self.drifting = self.drifting or not self.atomic
         else:
