@@ -50,8 +50,14 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
         and "multinomial" (loss="logistic"): one joint problem, solved by Prox-SDCA with vector
         duals (solver="sdca") and certified as one. None (default): "multinomial" for
         logistic with solver="sdca", "ovr" otherwise. coef_ is (k, n_features) either way.
-    n_jobs : threads for the one-vs-rest problems (the kernels release the GIL); the result
-        is bit-identical whatever n_jobs.
+    n_jobs : threads (None: 1). For one binary or regression problem trained by "sdca", the
+        threads of each epoch: asynchronous parallel dual coordinate ascent (PASSCoDe), each
+        thread over its block of the epoch's permutation; the model is certified as
+        always, but no longer bit-identical from run to run (the threads' timing decides the
+        order of the updates); sampling must be "permutation". The other solvers run one
+        thread. For one-vs-rest k-class problems, the classes are trained in parallel (each
+        class's epochs on one thread), and the result is bit-identical whatever n_jobs.
+        docs/solvers/sdca.md "Threads".
     class_weight : None, "balanced" (n / (k * count of the class), scikit-learn's definition)
         or a dict {label: weight} (labels absent weigh 1): multiplies each sample's weight by
         its class's, so that an integer class weight is that many copies of the class's rows.
@@ -118,9 +124,9 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
                          "loss")
     _multiclass.multiclass_choice(multiclass, loss, 2)
     if n_jobs is not None:
-        check_int("n_jobs", n_jobs, 1)
+        n_jobs = check_int("n_jobs", n_jobs, 1)
     problem = build_problem(X, y, **objective)
-    return solve(problem, warm_start=warm_start, **run)
+    return solve(problem, warm_start=warm_start, n_jobs=n_jobs, **run)
 
 
 def _train_structured(X, y, objective, run, multiclass, class_weight, warm_start):

@@ -32,23 +32,27 @@ def resolve_solver(problem, solver, options):
     return driver_class, solver_options(driver_class, options)
 
 
-def make_driver(problem, solver, options, seed, warm_start=None):
+def make_driver(problem, solver, options, seed, warm_start=None, n_jobs=None):
     """The driver of a solver name or "auto" for the problem, started from a warm model's duals
-    (and, for a primal solver, its coefficients) when one is given."""
+    (and, for a primal solver, its coefficients) when one is given; n_jobs > 1 threads for its
+    epochs if it has a parallel epoch (use_threads: SDCA), one thread otherwise."""
     driver_class, options = resolve_solver(problem, solver, options)
     driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+    if n_jobs is not None and n_jobs > 1 and hasattr(driver, "use_threads"):
+        driver.use_threads(n_jobs)
     if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
         driver.start_from(warm_coefficients(problem, warm_start))
     return driver
 
 
 def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbose, callback,
-          on_interrupt, warm_start=None, driver=None):
+          on_interrupt, warm_start=None, driver=None, n_jobs=None):
     """Train one problem in the loop and return its certified Model. `driver` (an instance)
-    replaces the choice by name (the k-class joint problems, Dask's CoCoA+)."""
+    replaces the choice by name (the k-class joint problems, Dask's CoCoA+); n_jobs: threads
+    for the epochs of a driver that has a parallel epoch (make_driver)."""
     with _loop.single_thread_blas():
         if driver is None:
-            driver = make_driver(problem, solver, options, seed, warm_start)
+            driver = make_driver(problem, solver, options, seed, warm_start, n_jobs)
         result = _loop.run(problem, driver, tol=tol, max_epochs=max_epochs,
                            check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended

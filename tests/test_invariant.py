@@ -1,6 +1,7 @@
 """The certificate never lies: for every solver, loss, penalty and option, converged or not,
-interrupted or not, the model's primal_, dual_ and gap_ are exactly what the one shared gap
-function (fastdual.duality_gap) computes for its coef_, intercept_ and dual_coef_."""
+interrupted or not, on one thread or several (n_jobs), the model's primal_, dual_ and gap_ are
+exactly what the one shared gap function (fastdual.duality_gap) computes for its coef_,
+intercept_ and dual_coef_."""
 import re
 import warnings
 
@@ -46,7 +47,8 @@ OPTION_VALUES = {
 # Option values a solver refuses together, with a clear error: these messages, nothing else.
 REFUSALS = (r"takes batch_size=1|needs sampling='weighted'|rho is the parameter|takes no rda_gamma|"
             r"needs an l2 term|needs a smooth loss|with the l2 penalty only|takes neither output|cannot be combined with output='average'|outputs its own|lipschitz is the parameter|trains the l2 penalty only|no proximal term for a free|"
-            r"form='dual' needs|smoothing is (for|the primal)|prox_function( is|='optimized')")
+            r"form='dual' needs|smoothing is (for|the primal)|prox_function( is|='optimized')|"
+            r"runs SDCA's epochs over a permutation")
 
 
 def test_the_matrix_covers_every_declared_option():
@@ -74,10 +76,11 @@ def solver_options(draw, solver):
        check_every=st.sampled_from(["auto", 1, 3]), fit_intercept=st.booleans(),
        regularize_intercept=st.booleans(),
        sparse=st.booleans(), float32=st.booleans(), weighted=st.booleans(),
-       interrupt_at=st.sampled_from([None, 1, 2, 5]), seed=st.integers(0, 1000))
+       interrupt_at=st.sampled_from([None, 1, 2, 5]), seed=st.integers(0, 1000),
+       n_jobs=st.sampled_from([None, 2]))
 def test_the_certificate_is_that_of_the_returned_model(
         data, solver, loss, l1_ratio, log_alpha, max_epochs, tol, check_every, fit_intercept,
-        regularize_intercept, sparse, float32, weighted, interrupt_at, seed):
+        regularize_intercept, sparse, float32, weighted, interrupt_at, seed, n_jobs):
     driver = fastdual.SOLVERS[solver]
     if loss not in fastdual.losses.losses_with(driver.needs) or (l1_ratio == 1.0 and not driver.pure_l1):
         return
@@ -101,7 +104,7 @@ def test_the_certificate_is_that_of_the_returned_model(
             model = fastdual.train(X, y, solver=solver, max_epochs=max_epochs, tol=tol,
                                    check_every=check_every, fit_intercept=fit_intercept,
                                    random_state=seed, callback=callback, on_interrupt="return",
-                                   **objective, **options)
+                                   n_jobs=n_jobs, **objective, **options)
         except ValueError as error:   # option values a solver refuses together
             assert re.search(REFUSALS, str(error)), error
             return

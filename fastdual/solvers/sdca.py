@@ -4,13 +4,15 @@ The training loop (fastdual._loop) calls epoch() and point(); the hooks carry wh
 shrinking (inside epoch()), the averaging option (check_due / point), the pure-l1 continuation
 (after_check), v taken over from the certificate at checks (dual_vector_out / after_check)
 and acceleration (class Acceleration: the same kernel on proximal-point subproblems,
-docs/math.md "Accelerated Prox-SDCA").
+docs/math.md "Accelerated Prox-SDCA"). use_threads(n) switches the epochs to the asynchronous
+parallel kernel of _sdca_parallel.pyx (PASSCoDe, Atomic or Wild; docs/solvers/sdca.md
+"Threads").
 """
 import numpy as np
 
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
-from fastdual.solvers import _sdca
+from fastdual.solvers import _sdca, _sdca_parallel
 from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
@@ -19,6 +21,16 @@ TINY = np.finfo(float).tiny
 # have accumulated since the last time (the certificate's pass then sums v with no rounding lost,
 # at 25-95 % more of the pass's cost; a few epochs' rounding is not worth that).
 RESYNC_EPOCHS = 8
+# Threads (use_threads): plain additions to v (PASSCoDe-Wild) on sparse data with at least this
+# many features, atomic ones otherwise. Two threads lose an update when they add to one entry at
+# the same instant: rare when rows are short and features many (the drift measured on news20,
+# 62 061 features, was at rounding level), frequent on dense or narrow data, where the lost
+# updates slowed convergence 3-35 times on problems of 12 features; an atomic addition (a
+# compare-and-swap loop) made an epoch 2-3 times slower on the wide sets (docs/solvers/sdca.md).
+WILD_MIN_FEATURES = 10_000
+# Threads: the epoch's permutation is cut into this many blocks per thread, handed out one at a
+# time (a thread held up by a busy machine or by long rows delays one block, not the epoch).
+BLOCKS_PER_THREAD = 16
 
 
 class SDCA:
@@ -117,10 +129,41 @@ class SDCA:
         # certified is the kernel's own, at the working l2 = the objective's l2, with no
         # intercept centre in the last entry), it is taken over at a check (docs/math.md Sec.
         # 4, "v taken over from the certificate"), without a pass of its own.
+        self.n_threads = 1      # use_threads: the parallel kernel's threads (1: _sdca.pyx)
+        self.atomic = True      # the parallel kernel's additions to v (WILD_MIN_FEATURES)
+        self.drifting = False   # v may have lost updates since it was last recomputed
+        self.order_scratch = None
         self.resync = not (self.continuation or self.averaging or self.intercept is not None
                            or self.acceleration is not None)
         self.certified_v = None
         self.epochs_since_resync = 0
+
+    def use_threads(self, n_jobs):
+        """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
+        _sdca_parallel.pyx); 1 keeps the sequential kernel. Each thread owns a block of the
+        epoch's permutation, so draws with replacement do not combine with it."""
+        if n_jobs > 1 and self.with_replacement:
+            sampling = "weighted" if self.weighted else "uniform"
+            raise ValueError(f"n_jobs={n_jobs} runs SDCA's epochs over a permutation split "
+                             f"between threads; sampling={sampling!r} draws with replacement: "
+                             "give sampling='permutation' or n_jobs=1")
+        self.n_threads = n_jobs if _sdca_parallel.OPENMP else 1
+        self.atomic = not (self.problem.X.is_sparse
+                           and self.problem.n_features >= WILD_MIN_FEATURES)
+        if self.n_threads > 1 and self.order_scratch is None:
+            self.order_scratch = np.empty(self.problem.n_samples, dtype=np.intp)
+
+    def _repair(self):
+        """v's features' entries recomputed from the duals (one transpose pass), w from them:
+        the parallel kernel's plain additions may have lost updates (_sdca_parallel.pyx). The
+        intercept feature's entry, added to atomically, holds what the drivers put there (a
+        free intercept's centre), so it is kept."""
+        d = self.problem.n_features
+        exact = self.problem.dual_vector(self.duals, l2=self.working_l2, feasible=True)
+        self.v[:d] = exact[:d]
+        if self.l1 > 0.0:
+            self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
+        self.drifting = False
 
     def start_from(self, w):
         """A warm start's coefficients: with a free intercept its weight is the first centre
@@ -161,12 +204,33 @@ class SDCA:
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
         q_max = self.weighted_sq_norm_max / (self.working_l2 * problem.n_samples)
-        max_slope, self.n_active = _sdca.sdca_epoch(
+        threads = min(self.n_threads, self.n_active)
+        if threads > 1:
+            max_slope, self.n_active = _sdca_parallel.sdca_parallel_epoch(
+                data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
+                problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
+                problem.loss, self.working_l2, self.l1, self.option, q_max, self.order,
+                self.rng_state, self.n_active,
+                self.shrink_threshold if self.shrinking else np.inf, threads,
+                min(threads * BLOCKS_PER_THREAD, self.n_active), self.order_scratch,
+                self.atomic)
+            # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
+            self.drifting = self.drifting or not self.atomic
+        else:
+            max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
+        self._after_kernel(max_slope)
+
+    def _sequential_epoch(self, data, indices, indptr, q_max):
+        problem = self.problem
+        return _sdca.sdca_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
             problem.loss, self.working_l2, self.l1, self.option, q_max, self.with_replacement,
             self.order, self.rng_state, self.n_active,
             self.shrink_threshold if self.shrinking else np.inf, self.alias_keep, self.alias)
+
+    def _after_kernel(self, max_slope):
+        problem = self.problem
         if self.unshrink_tol is None:
             self.unshrink_tol = 0.1 * max_slope
         self.shrink_threshold = max_slope if max_slope > 0 else np.inf
@@ -187,11 +251,20 @@ class SDCA:
         return None
 
     def point(self):
+        # Threads: v recomputed from the duals before it is certified (the acceleration's v is
+        # recomputed after every epoch already: Acceleration.after_epoch).
         if self.acceleration is not None:
             return self.acceleration.point()
+        if self.drifting:
+            self._repair()
         if self.averaging and self.window > 0:
-            v_bar = self.v_sum / self.window
-            return soft_threshold(v_bar, self.l1 / self.working_l2), self.duals_sum / self.window
+            duals_bar = self.duals_sum / self.window
+            if self.n_threads > 1 and not self.atomic:   # Wild: v of the average duals
+                # summed from them, not the average of the drifting v
+                v_bar = self.problem.dual_vector(duals_bar, l2=self.working_l2)
+            else:
+                v_bar = self.v_sum / self.window
+            return soft_threshold(v_bar, self.l1 / self.working_l2), duals_bar
         return self.w, self.duals
 
     def dual_vector_out(self):

@@ -1,0 +1,311 @@
+"""n_jobs > 1 on one problem: SDCA's asynchronous parallel epochs (_sdca_parallel.pyx).
+
+The threads race on v, so a parallel run is not reproducible bit for bit; what must hold is
+that it reaches the same optimum, that its certificate is the one the shared gap function
+computes for the returned model, that n_jobs = 1 is the sequential kernel untouched, and that
+no interleaving of the threads produces a NaN or a false bound."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+
+import fastdual
+from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_objective, problem_for
+from fastdual._problem import build_problem
+from fastdual.solvers import _sdca, _sdca_parallel, sdca as sdca_module
+
+pytestmark = pytest.mark.skipif(not _sdca_parallel.OPENMP,
+                                reason="built without OpenMP: n_jobs runs one thread")
+
+NO_ALIAS = (np.empty(0), np.empty(0, dtype=np.intp))
+
+
+def labels(loss, y):
+    return y if loss in REGRESSION_LOSSES else np.where(y > 0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("loss", BINARY_LOSSES + REGRESSION_LOSSES)
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_threads_reach_the_optimum_of_one(loss, l1_ratio, sparse, dtype):
+    X, y = problem_for(loss, n=300, d=12, seed=3, sparse=sparse)
+    X = X.astype(dtype)
+    common = dict(loss=loss, alpha=0.01, l1_ratio=l1_ratio, solver="sdca", tol=1e-9,
+                  max_epochs=30000, random_state=0)
+    one = fastdual.train(X, y, n_jobs=1, **common)
+    two = fastdual.train(X, y, n_jobs=2, **common)
+    assert one.converged_ and two.converged_
+    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
+    # ... the primal of the returned coefficients, computed apart from the package
+    assert two.primal_ == pytest.approx(np_objective(
+        X.astype(np.float64), labels(loss, y), two.coef_, two.intercept_, loss=loss,
+        l2=0.01 * (1 - l1_ratio), l1=0.01 * l1_ratio, fit_intercept=True), rel=1e-9)
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, loss=loss, alpha=0.01,
+                                l1_ratio=l1_ratio, dual_coef=two.dual_coef_)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
+
+
+def test_two_threads_match_scipy_on_logistic():
+    """An independent optimum: L-BFGS on the same objective."""
+    X, y = problem_for("logistic", n=400, d=8, seed=5, sparse=True)
+    alpha = 0.003
+    model = fastdual.train(X, y, loss="logistic", alpha=alpha, fit_intercept=False,
+                           solver="sdca", tol=1e-12, max_epochs=5000, n_jobs=2,
+                           random_state=1)
+    Xd = X.toarray()
+
+    def f(w):
+        z = y * (Xd @ w)
+        return np.mean(np.logaddexp(0.0, -z)) + 0.5 * alpha * w @ w
+
+    def g(w):
+        z = y * (Xd @ w)
+        return -(Xd.T @ (y / (1.0 + np.exp(z)))) / len(y) + alpha * w
+
+    ref = scipy.optimize.minimize(f, np.zeros(8), jac=g, method="L-BFGS-B",
+                                  options={"gtol": 1e-13, "ftol": 1e-15, "maxiter": 10000})
+    assert model.primal_ == pytest.approx(ref.fun, rel=1e-9)
+    np.testing.assert_allclose(model.coef_, ref.x, rtol=1e-5, atol=1e-7)
+
+
+def kernel_state(problem, seed=0):
+    n, d = problem.n_samples, problem.n_features
+    return dict(duals=np.zeros(n), v=np.zeros(d + 1), order=np.arange(n, dtype=np.intp),
+                rng=np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("option", [1, 4])
+def test_one_block_is_the_sequential_kernel_bit_for_bit(loss, l1_ratio, sparse, dtype, option):
+    """The parallel kernel with one thread runs the sequential kernel's arithmetic (shrinking
+    included): same duals, v, w, order and RNG state after every epoch."""
+    X, y = problem_for(loss, n=120, d=7, seed=2, sparse=sparse)
+    problem = build_problem(X.astype(dtype), y, loss=loss, alpha=0.02, C=None,
+                            l1_ratio=l1_ratio, fit_intercept=True, intercept_scaling=1.0,
+                            sample_weight=np.random.default_rng(0).uniform(0, 2, 120),
+                            loss_params={})
+    data, indices, indptr = problem.X.kernel_args
+    n, d = problem.n_samples, problem.n_features
+    sq = problem.squared_norms()
+    q_max = float(np.max(problem.sample_weight * sq)) / (problem.l2 * n)
+    states = [kernel_state(problem), kernel_state(problem)]
+    for state in states:
+        state["w"] = state["v"] if l1_ratio == 0 else np.zeros(d + 1)
+        state["active"], state["threshold"] = n, np.inf
+    scratch = np.empty(n, dtype=np.intp)
+    for _ in range(6):
+        outs = []
+        for state, parallel in zip(states, (False, True)):
+            args = (data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
+                    sq, state["duals"], state["v"], state["w"], problem.loss, problem.l2,
+                    problem.l1, option, q_max)
+            if parallel:
+                out = _sdca_parallel.sdca_parallel_epoch(
+                    *args, state["order"], state["rng"], state["active"], state["threshold"],
+                    1, 1, scratch)
+            else:
+                out = _sdca.sdca_epoch(*args, False, state["order"], state["rng"],
+                                       state["active"], state["threshold"], *NO_ALIAS)
+            state["threshold"] = out[0] if out[0] > 0 else np.inf
+            state["active"] = out[1]
+            outs.append(out)
+        assert outs[0] == outs[1]
+        for key in ("duals", "v", "w", "order", "rng"):
+            assert np.array_equal(states[0][key], states[1][key]), key
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_shrinking_in_blocks_keeps_a_permutation(loss, threads):
+    """Each thread shrinks within its block; gathered afterwards, order is still a permutation
+    whose first n_active entries are the active samples, and every sample shrunk sits on a
+    bound of its dual box."""
+    X, y = problem_for(loss, n=200, d=5, seed=4, sparse=True)
+    problem = build_problem(X, y, loss=loss, alpha=0.05, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    data, indices, indptr = problem.X.kernel_args
+    n, d = problem.n_samples, problem.n_features
+    state = kernel_state(problem)
+    active, threshold, shrunk_any = n, np.inf, False
+    scratch = np.empty(n, dtype=np.intp)
+    for _ in range(15):
+        slope, active = _sdca_parallel.sdca_parallel_epoch(
+            data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
+            problem.squared_norms(), state["duals"], state["v"], state["v"], problem.loss,
+            problem.l2, 0.0, 1, 0.0, state["order"], state["rng"], active, threshold,
+            min(threads, active), min(4 * threads, active), scratch)
+        threshold = slope if slope > 0 else np.inf
+        assert np.array_equal(np.sort(state["order"]), np.arange(n))
+        shrunk_any = shrunk_any or active < n
+        beta = state["duals"][state["order"][active:]] * problem.y[state["order"][active:]]
+        assert np.all((beta == 0.0) | (beta == problem.loss.dual_bounds(np.ones(1))[1][0]))
+    assert shrunk_any
+
+
+def sdca_driver(problem, **options):
+    driver_class = fastdual.SOLVERS["sdca"]
+    defaults = {name: option.default for name, option in driver_class.options.items()}
+    return driver_class(problem, {**defaults, **options}, 0, None)
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_the_point_certified_has_v_of_its_duals(atomic):
+    """After parallel epochs on a dense problem (every thread adds to every entry of v):
+    Atomic loses no update, and Wild's v, which may have lost some, is recomputed from the
+    duals before the point is certified: v = v(duals), w = w(v)."""
+    X, y = problem_for("squared_hinge", n=64, d=3, seed=1)
+    problem = build_problem(X, y, loss="squared_hinge", alpha=0.01, C=None, l1_ratio=0.3,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = sdca_driver(problem)
+    driver.use_threads(8)
+    assert driver.atomic      # dense data: Atomic is the driver's choice
+    driver.atomic = atomic
+    for _ in range(20):
+        driver.epoch()
+    w, duals = driver.point()
+    exact = problem.dual_vector(duals, l2=driver.working_l2)
+    np.testing.assert_allclose(driver.v, exact, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(w, np.sign(driver.v) * np.maximum(
+        np.abs(driver.v) - problem.l1 / problem.l2, 0.0))
+
+
+def test_the_driver_runs_wild_on_wide_sparse_data_only():
+    wide = sp.random(30, 20000, density=0.001, format="csr", random_state=0)
+    for X, atomic in [(wide, False), (wide[:, :500].tocsr(), True), (wide.toarray(), True)]:
+        problem = build_problem(X, np.where(np.arange(30) % 2, 1.0, -1.0), loss="hinge",
+                                alpha=0.1, C=None, l1_ratio=0.0, fit_intercept=True,
+                                intercept_scaling=1.0, sample_weight=None, loss_params={})
+        driver = sdca_driver(problem)
+        driver.use_threads(2)
+        assert driver.atomic == atomic
+
+
+@pytest.mark.parametrize("loss, l1_ratio, sparse, options", [
+    ("hinge", 0.0, False, {"tol": 1e-6}),   # (hinge: sublinear, Wild loses updates here)
+    ("logistic", 0.5, True, {}),
+    ("squared", 0.0, True, {}),
+    ("smooth_hinge", 0.0, True, {"output": "average", "tol": 1e-6}),
+    ("squared_hinge", 0.0, True, {"regularize_intercept": False}),
+    ("squared", 1.0, True, {"tol": 1e-4}),
+    ("logistic", 0.0, True, {"acceleration": True, "alpha": 1e-4}),
+])
+def test_wild_reaches_the_optimum_of_one_thread(monkeypatch, loss, l1_ratio, sparse, options):
+    """PASSCoDe-Wild forced on narrow data, where its additions are lost most often, with
+    each of SDCA's modes (averaging, free intercept, pure l1, acceleration): the repairs
+    before each certificate still bring it to the one-thread optimum, and its certificate is
+    the recomputed one."""
+    monkeypatch.setattr(sdca_module, "WILD_MIN_FEATURES", 0)
+    X, y = problem_for(loss, n=300, d=12, seed=3, sparse=sparse)
+    if not sparse:
+        X = sp.csr_matrix(X)
+    objective = dict(loss=loss, alpha=options.pop("alpha", 0.01), l1_ratio=l1_ratio,
+                     regularize_intercept=options.pop("regularize_intercept", True))
+    tol = options.pop("tol", 1e-9)
+    common = dict(solver="sdca", tol=tol, max_epochs=30000, random_state=0, **objective,
+                  **options)
+    one = fastdual.train(X, y, n_jobs=1, **common)
+    two = fastdual.train(X, y, n_jobs=2, **common)
+    assert one.converged_ and two.converged_
+    # both within tol of the optimum: within 2 tol of each other
+    assert abs(two.primal_ - one.primal_) <= max(1e-8, 2 * tol) * abs(one.primal_)
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, dual_coef=two.dual_coef_,
+                                **objective)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
+
+
+@pytest.mark.parametrize("loss", BINARY_LOSSES + ["squared", "absolute"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_many_threads_on_tiny_problems_never_lie(loss, sparse):
+    """n = 3 rows, d = 2, eight threads (each with a block of at most one sample, all racing
+    on the same three entries of v), repeated: finite models whose certificate is the
+    recomputed one, with the free and the regularized intercept, l2 and elastic net."""
+    rng = np.random.default_rng(0)
+    for repeat in range(12):
+        X = rng.standard_normal((3, 2))
+        y = (rng.standard_normal(3) if loss in REGRESSION_LOSSES
+             else np.array([1.0, -1.0, 1.0 if repeat % 2 else -1.0]))
+        if sparse:
+            X = sp.csr_matrix(X)
+        free = repeat % 3 == 0
+        l1_ratio = 0.0 if free else (0.5 if repeat % 3 == 1 else 0.0)
+        objective = dict(loss=loss, alpha=0.1, l1_ratio=l1_ratio,
+                         regularize_intercept=not free)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+            model = fastdual.train(X, y, solver="sdca", n_jobs=8, tol=1e-9, max_epochs=3000,
+                                   check_every=1 + repeat % 3, random_state=repeat,
+                                   **objective)
+        assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
+        assert np.all(np.isfinite(model.dual_coef_))
+        cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_,
+                                    dual_coef=model.dual_coef_, **objective)
+        assert (model.primal_, model.dual_, model.gap_) == (cert.primal, cert.dual, cert.gap)
+        assert model.gap_ >= -1e-12 * abs(model.primal_)
+        assert model.primal_ == pytest.approx(np_objective(
+            X, labels(loss, y), model.coef_, model.intercept_, loss=loss,
+            l2=0.1 * (1 - l1_ratio), l1=0.1 * l1_ratio, fit_intercept=True,
+            regularize_intercept=not free), rel=1e-9, abs=1e-12)
+
+
+def test_one_job_runs_the_sequential_kernel(monkeypatch):
+    """n_jobs=1 (and None) never enters the parallel kernel, so it is the sequential path bit
+    for bit; n_jobs=2 does enter it."""
+    calls = []
+    original = _sdca_parallel.sdca_parallel_epoch
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sdca_module._sdca_parallel, "sdca_parallel_epoch", counting)
+    for loss, l1_ratio, sparse in [("hinge", 0.0, True), ("logistic", 0.5, False),
+                                   ("squared", 0.0, True)]:
+        X, y = problem_for(loss, n=150, d=6, seed=8, sparse=sparse)
+        common = dict(loss=loss, alpha=0.01, l1_ratio=l1_ratio, solver="sdca", tol=1e-6,
+                      random_state=3)
+        default = fastdual.train(X, y, **common)
+        one = fastdual.train(X, y, n_jobs=1, **common)
+        assert not calls
+        assert np.array_equal(default.coef_, one.coef_)
+        assert np.array_equal(default.dual_coef_, one.dual_coef_)
+        assert default.intercept_ == one.intercept_ and default.gap_ == one.gap_
+        fastdual.train(X, y, n_jobs=2, **common)
+        assert calls
+        calls.clear()
+
+
+@pytest.mark.parametrize("n_jobs, error, message", [
+    (0, ValueError, r"n_jobs must be >= 1, got 0"),
+    (-2, ValueError, r"n_jobs must be >= 1, got -2"),
+    (1.5, TypeError, r"n_jobs must be an integer, got 1.5"),
+    ("a", TypeError, r"n_jobs must be an integer, got 'a'"),
+    (True, TypeError, r"n_jobs must be an integer"),
+])
+def test_bad_n_jobs_is_refused_by_name(n_jobs, error, message):
+    X, y = problem_for("hinge", n=20, d=3)
+    with pytest.raises(error, match=message):
+        fastdual.train(X, y, n_jobs=n_jobs)
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "weighted"])
+def test_threads_refuse_draws_with_replacement(sampling):
+    X, y = problem_for("hinge", n=20, d=3)
+    with pytest.raises(ValueError, match=rf"n_jobs=2 runs SDCA's epochs over a permutation.*"
+                                         rf"sampling='{sampling}'.*sampling='permutation'"):
+        fastdual.train(X, y, solver="sdca", sampling=sampling, n_jobs=2)
+
+
+def test_other_solvers_run_one_thread_with_n_jobs():
+    """n_jobs is SDCA's on one problem: another solver gives the same model whatever n_jobs."""
+    X, y = problem_for("logistic", n=100, d=5, seed=1)
+    one = fastdual.train(X, y, loss="logistic", solver="newton", random_state=0)
+    two = fastdual.train(X, y, loss="logistic", solver="newton", random_state=0, n_jobs=2)
+    assert np.array_equal(one.coef_, two.coef_)
