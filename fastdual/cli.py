@@ -576,7 +576,7 @@ def build_parser():
     tr.add_argument("--l1-ratio", type=float, default=None)
     tr.add_argument("--tol", type=float, default=None, help="the same as -e")
     tr.add_argument("--max-epochs", type=int, default=1000)
-    tr.add_argument("--threads", type=int, default=None, help="one-vs-rest threads")
+    tr.add_argument("--threads", type=int, default=None, help="threads: one-vs-rest classes in parallel, or SDCA's epochs on one problem (n_jobs)")
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("training_set_file")
     tr.add_argument("model_file", nargs="?")
