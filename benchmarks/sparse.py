@@ -16,7 +16,8 @@ squared hinge max(0, 1 - y z)^2 ("l1_squared_hinge"), at alpha = alpha_max / sca
 ||X^T phi'(y, 0)||_inf / (n l1_ratio) the smallest alpha at which w = 0 is optimal. Each peer's
 parameters are mapped onto it (C = 1 / (n alpha) for LIBLINEAR's and scikit-learn's C; glum's
 binomial deviance is twice the logistic loss, its 1/(2n) scaling makes them equal; cyanure's
-squared hinge is half fastdual's, so its lambda is halved), and the
+squared hinge is half fastdual's, so its lambda is halved; glum runs where d <= 10,000: its
+IRLS solver forms a dense d x d Hessian), and the
 mappings are checked first on a small problem: a peer whose best objective there is not within
 1e-6 of fastdual's certified optimum is dropped from the run with a line saying so.
 
@@ -50,6 +51,7 @@ TARGETS = (1e-4, 1e-6)
 BUDGETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
            2048, 4096)
 TOLERANCES = tuple(10.0 ** -k for k in range(1, 13))     # LIBLINEAR's -e ladder
+GLUM_MAX_FEATURES = 10_000    # glum's IRLS forms a dense d x d Hessian
 PROBLEMS = {"lasso": ("squared", 1.0), "l1_logistic": ("logistic", 1.0),
             "l1_squared_hinge": ("squared_hinge", 1.0), "enet_logistic": ("logistic", 0.5)}
 
@@ -218,7 +220,12 @@ def curve(fit, X, y, objective, repeats, max_seconds, p_floor):
     ladder = TOLERANCES if getattr(fit, "tolerances", False) else BUDGETS
     points, spent = [], 0.0
     for budget in ladder:
-        seconds, coef = timed(fit, X, y, budget, repeats)
+        try:
+            seconds, coef = timed(fit, X, y, budget, repeats)
+        except (MemoryError, ValueError, RuntimeError) as error:
+            print(f"  ({getattr(fit, '__name__', fit)} failed: {type(error).__name__}: "
+                  f"{str(error)[:120]})", flush=True)
+            break
         spent += seconds
         points.append((budget, seconds, objective(coef)))
         if points[-1][2] <= p_floor * (1 + 1e-9):
@@ -284,8 +291,11 @@ def run_case(name, X, y, problem, scale, repeats, max_seconds, peers):
 
     tight = reference(X, y, loss, l1_ratio, alpha, tol=1e-11)
     p_ref = objective(tight.coef_)
+    if X.shape[1] > GLUM_MAX_FEATURES:
+        fits.pop("glum", None)
     curves = {key: curve(fit, X, y, objective, repeats, max_seconds, p_ref)
               for key, fit in fits.items()}
+    curves = {key: points for key, points in curves.items() if points}
     p_star = min([p_ref] + [p for points in curves.values() for _, _, p in points])
     rows = [(key, [first_time(points, p_star, t) for t in TARGETS],
              min(p for _, _, p in points) / p_star - 1.0) for key, points in curves.items()]
