@@ -198,9 +198,10 @@ def duality_gap(X, y, coef, intercept=None, *, loss=DEFAULTS["loss"], alpha=None
 
     regularize_intercept=False certifies a model with a free (unpenalised) intercept: the dual
     point is projected onto the constraint sum_i c_i alpha_i = 0 that the free intercept adds
-    to the dual. SDCA's epochs do not keep that constraint, so there is no refinement then
-    (refine_epochs must be 0 or None) and the bound is that of the projected margin duals, or of
-    the projected dual_coef.
+    to the dual. With the l2 penalty alone the refinement runs SDCA's free intercept (a
+    proximal point on it, centred first at the model's intercept), each check's duals
+    projected; with an l1 term there is no refinement (refine_epochs must be 0 or None) and
+    the bound is that of the projected margin duals, or of the projected dual_coef.
 
     coef may be a fastdual Model (then intercept stays None): its coefficients certified on
     its own objective, the loss, loss parameters, strength, l1_ratio, intercept (its scaling and

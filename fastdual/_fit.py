@@ -138,6 +138,7 @@ def certificate(problem, w, duals, refine_epochs, refiner=None):
     if refine_epochs > 0 and np.isfinite(dual) and gap > ROUNDING * abs(primal):
         if refiner is None:
             driver = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0, duals)
+            driver.start_from(w)          # (a free intercept's weight: SDCA's first centre)
         else:
             driver = refiner(duals)
         dual, gap = refined_dual(problem, w, primal, dual, gap, driver, refine_epochs)

@@ -81,12 +81,14 @@ class Problem:
     @property
     def refinable(self):
         """Whether SDCA's epochs may raise a dual point of this problem (fastdual.duality_gap's
-        refinement): not with a free intercept, whose dual constraint SDCA's steps break."""
-        return not self.free_intercept
+        refinement): with a free intercept, only with the l2 penalty alone (SDCA's free
+        intercept, a proximal point on it, whose duals the certificate projects onto
+        sum_i c_i alpha_i = 0)."""
+        return not self.free_intercept or self.l1 == 0.0
 
-    not_refinable = ("refine_epochs must be 0 or None with a free intercept "
-                     "(regularize_intercept=False): SDCA's refinement steps do not keep the "
-                     "dual constraint sum_i c_i alpha_i = 0")
+    not_refinable = ("refine_epochs must be 0 or None with a free intercept and an l1 term "
+                     "(regularize_intercept=False, l1_ratio > 0): SDCA refines free-intercept "
+                     "duals with the l2 penalty only")
 
     @property
     def intercept_mode(self):

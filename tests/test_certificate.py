@@ -388,3 +388,23 @@ def test_the_block_form_gives_the_one_block_certificate(l1_ratio, free):
     blocks = _gap.combine(w, v, *sums, 90, problem.l2, problem.l1, free)
     np.testing.assert_allclose(blocks, (primal, dual, gap), rtol=1e-12)
     assert blocks[2] == pytest.approx(blocks[0] - blocks[1], rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_another_librarys_free_intercept_model_is_certified_near_its_suboptimality(seed):
+    """libsvm's linear SVC (scikit-learn's SVC, a free intercept): the margin duals of a hinge
+    model are poor, and the refinement (SDCA's free intercept, its duals projected onto
+    sum_i c_i alpha_i = 0 at each check) brings the certified gap within 10x of the true
+    suboptimality + 1e-3 (without it: 0.05-0.4 against 1e-5)."""
+    from sklearn.datasets import make_classification
+    from sklearn.svm import SVC
+    X, y = make_classification(300, 10, random_state=seed, flip_y=0.1)
+    y = np.where(y > 0, 1.0, -1.0)
+    svc = SVC(kernel="linear", C=1.0, tol=1e-3).fit(X, y)
+    objective = dict(loss="hinge", alpha=1.0 / X.shape[0], regularize_intercept=False)
+    optimum = fastdual.train(X, y, tol=1e-10, max_epochs=100000, **objective)
+    assert optimum.converged_
+    cert = fastdual.duality_gap(X, y, svc.coef_.ravel(), float(svc.intercept_[0]), **objective)
+    suboptimality = (cert.primal - optimum.primal_) / cert.primal
+    assert cert.relative_gap <= 10 * suboptimality + 1e-3
+    assert cert.dual <= optimum.primal_ * (1 + 1e-12)     # a true bound
