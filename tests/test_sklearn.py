@@ -1,4 +1,5 @@
 """fastdual.sklearn: scikit-learn's estimator checks, pipelines, search, pickling."""
+import os
 import pickle
 import subprocess
 import sys
@@ -117,7 +118,7 @@ def test_the_estimators_convergence_warnings_are_both_classes():
         LinearClassifier(loss="hinge", max_epochs=1, tol=1e-12).fit(X, y)
 
 
-def test_training_does_not_import_scikit_learn():
+def test_training_does_not_import_scikit_learn(tmp_path):
     """fastdual.train's own warning class: training (and its ConvergenceWarning) needs no
     scikit-learn, whose import costs seconds at a command line's start."""
     code = ("import sys, warnings, numpy as np, fastdual\n"
@@ -126,7 +127,12 @@ def test_training_does_not_import_scikit_learn():
             "    fastdual.train(np.eye(3), [1, -1, 1], loss='hinge', max_epochs=1, tol=1e-14)\n"
             "assert any(issubclass(w.category, fastdual.ConvergenceWarning) for w in caught)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # (from another directory, the fastdual these tests import: not the uncompiled sources that
+    # the repository root would put first on sys.path)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(fastdual.__file__))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
 
