@@ -296,6 +296,8 @@ def certificate(matrix, classes, index, strategy, coef, intercept, dual_coef, re
         raise ValueError("coef and intercept must be finite")
     duals = (problem.duals_from_margins(w) if dual_coef is None
              else np.ascontiguousarray(np.asarray(dual_coef, dtype=np.float64).T))
+    if not np.all(np.isfinite(duals)):
+        raise ValueError("dual_coef contains NaN or infinity")
     if refine_epochs is None:
         refine_epochs = _fit.refine_budget(problem) if dual_coef is None else 0
     refine_epochs = check_int("refine_epochs", refine_epochs, 0)

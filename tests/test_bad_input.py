@@ -345,3 +345,18 @@ def test_a_diverging_solver_returns_no_model_and_auto_does_not_pick_it():
     model = fastdual.train(X, y, max_epochs=200, **objective)
     assert model.solver == "cd" and np.all(np.isfinite(model.coef_))
     assert np.isfinite(model.primal_) and 0 <= model.relative_gap_ <= 1e-3
+
+
+@pytest.mark.parametrize("multiclass, loss", [("crammer_singer", "hinge"),
+                                              ("multinomial", "logistic")])
+def test_a_joint_k_class_certificate_refuses_non_finite_duals(multiclass, loss):
+    """As the binary and one-vs-rest paths do: a NaN or infinite dual_coef is an error naming
+    it, not a NaN certificate."""
+    rng = np.random.default_rng(0)
+    Xm = rng.standard_normal((90, 4))
+    ym = np.arange(90) % 3
+    model = fastdual.train(Xm, ym, loss=loss, multiclass=multiclass, alpha=0.1, tol=0.1)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"^dual_coef contains NaN or infinity"):
+            fastdual.duality_gap(Xm, ym, model.coef_, model.intercept_, loss=loss, alpha=0.1,
+                                 multiclass=multiclass, dual_coef=np.full((3, 90), bad))
