@@ -26,7 +26,8 @@ Every solver runs from scratch at growing budgets (fastdual: max_epochs with tol
 certificate the last one; the others: their iteration budgets; LIBLINEAR: its tolerance -e,
 from 1e-1 down); a budget's time is the median of `repeats` runs (one when a run takes more
 than a second), P is computed here outside the timing, and the time to a target is that of the
-first budget whose P reaches it (or a larger budget's, if the machine's noise made it faster). P* is the best P of all runs. "fastdual (certified)" is
+first budget whose P reaches it (or a larger budget's, if the machine's noise made it faster).
+P* is the best P of all runs. "fastdual (certified)" is
 train(tol=target): the time until its own duality gap proves the target. The floor is one
 X @ w plus one X.T @ r (scipy / numpy), measured in the same run. Every solver gets X as
 loaded (CSR or C-ordered) and pays its own conversions.
