@@ -14,7 +14,8 @@ from fastdual import _loop
 from fastdual._validation import check_coef, check_int
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
-from fastdual.solvers.auto import choose
+from fastdual.solvers.auto import choose, plan
+from fastdual.solvers.switching import Switching, label
 
 Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
 
@@ -34,11 +35,18 @@ def resolve_solver(problem, solver, options):
 
 def make_driver(problem, solver, options, seed, warm_start=None):
     """The driver of a solver name or "auto" for the problem, started from a warm model's duals
-    (and, for a primal solver, its coefficients) when one is given."""
-    driver_class, options = resolve_solver(problem, solver, options)
-    driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+    (and, for a primal solver, its coefficients) when one is given. For "auto" with a method to
+    switch to when the first stalls (auto.plan), the Switching driver around the first."""
+    stages = None
+    if isinstance(solver, str) and solver == "auto":
+        stages = plan(problem, options, SOLVERS)
+        solver, options = stages[0]
+    driver_class, checked = resolve_solver(problem, solver, options)
+    driver = driver_class(problem, checked, seed, initial_duals(problem, warm_start))
     if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
         driver.start_from(warm_coefficients(problem, warm_start))
+    if stages is not None and len(stages) > 1:
+        driver = Switching(problem, driver, label(solver, options), stages[1:], seed)
     return driver
 
 
@@ -53,7 +61,10 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
                            check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
         raise _loop.TrainingInterrupted(None)
-    model = make_model(problem, result, driver.name, tol, l2_added=driver.helper_l2)
+    switches = switches_of(driver, result)
+    name = switches[-1]["solver"] if switches else getattr(driver, "first_name", driver.name)
+    model = make_model(problem, result, name, tol, l2_added=driver.helper_l2,
+                       switches=switches)
     if result.interrupted and on_interrupt == "raise":
         raise _loop.TrainingInterrupted(model)
     _loop.warn_unconverged(result, getattr(driver, "description", driver.name), tol,
@@ -74,6 +85,13 @@ def make_model(problem, result, solver, tol, *, l2_added=0.0, **extra):
                  solver=solver, l2_added_=l2_added, primal_=point.primal, dual_=point.dual,
                  gap_=point.gap, converged_=result.converged, n_epochs_=point.epoch,
                  history_=result.history, tol=tol, **problem.describe(), **extra)
+
+
+def switches_of(driver, result):
+    """The switches of a Switching driver made before the checkpoint of the result (all of them
+    but after Ctrl-C, whose best checkpoint may be older than a switch); [] for any other."""
+    switches = getattr(driver, "switches", None) or []
+    return [dict(s) for s in switches if s["epoch"] < result.checkpoint.epoch]
 
 
 def initial_duals(problem, warm_start):
