@@ -21,7 +21,7 @@ reports them.
 """
 from fastdual.solvers import get_solver, solver_options
 
-MIN_PASSES = 16       # no verdict on a method before it has made this many passes
+MIN_PASSES = 64       # no verdict on a method before it has made this many passes
 STALL_FACTOR = 0.5    # the best relative gap must at least halve over the latter half
 
 
