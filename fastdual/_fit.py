@@ -61,8 +61,7 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
                            check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
         raise _loop.TrainingInterrupted(None)
-    switches = switches_of(driver, result)
-    name = switches[-1]["solver"] if switches else getattr(driver, "first_name", driver.name)
+    name, switches = what_ran(driver, result)
     model = make_model(problem, result, name, tol, l2_added=driver.helper_l2,
                        switches=switches)
     if result.interrupted and on_interrupt == "raise":
@@ -87,11 +86,14 @@ def make_model(problem, result, solver, tol, *, l2_added=0.0, **extra):
                  history_=result.history, tol=tol, **problem.describe(), **extra)
 
 
-def switches_of(driver, result):
-    """The switches of a Switching driver made before the checkpoint of the result (all of them
-    but after Ctrl-C, whose best checkpoint may be older than a switch); [] for any other."""
-    switches = getattr(driver, "switches", None) or []
-    return [dict(s) for s in switches if s["epoch"] < result.checkpoint.epoch]
+def what_ran(driver, result):
+    """(the solver that made the result's checkpoint, the switches before it): a Switching
+    driver's switches made before the checkpoint (all of them but after Ctrl-C, whose best
+    checkpoint may be older than a switch); the driver's name and [] for any other driver."""
+    switches = [dict(s) for s in getattr(driver, "switches", None) or ()
+                if s["epoch"] < result.checkpoint.epoch]
+    return (switches[-1]["solver"] if switches else getattr(driver, "first_name", driver.name),
+            switches)
 
 
 def initial_duals(problem, warm_start):
