@@ -124,10 +124,12 @@ def cli(args):
                                os.path.join(folder, "news20.model")],
                               env=env, capture_output=True, text=True)
         fastdual_wall = time.perf_counter() - start
-        unconverged = done.stderr.count("ConvergenceWarning")
+        output = done.stdout + done.stderr
+        unconverged = output.count("WARNING")
+        print("fastdual's last lines:", *output.strip().splitlines()[-3:], sep="\n  ")
         print(f"news20 raw, 20 classes, -s 1 -c 1 -B 1: LIBLINEAR {liblinear_wall:.2f} s wall "
               f"(read {read:.2f} s, train {train:.2f} s); fastdual train {fastdual_wall:.2f} s "
-              f"wall (rc {done.returncode}, {unconverged} convergence warnings); ratio "
+              f"wall (rc {done.returncode}, {unconverged} WARNING lines); ratio "
               f"{fastdual_wall / liblinear_wall:.2f} (wall), "
               f"{fastdual_wall / (read + train):.2f} (over LIBLINEAR's read + train)")
         return dict(liblinear_wall=liblinear_wall, liblinear_read=read, liblinear_train=train,
