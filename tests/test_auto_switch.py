@@ -202,3 +202,36 @@ def test_accelerated_sdca_keeps_its_model_with_the_cheaper_scaling(loss, l1_rati
         assert new["dual"] == pytest.approx(old["dual"], rel=1e-12)
     assert model.gap_ == pytest.approx(before.gap_, rel=1e-12)
     assert np.allclose(model.dual_coef_, before.dual_coef_, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("after", [1, 3, 8])
+def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
+    """After Ctrl-C the model is the best certified checkpoint, which may be older than the
+    switch: its solver and switches_ are those of that checkpoint."""
+    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    objective = dict(loss="squared", C=10.0)
+    full = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, **objective)
+    [switch] = full.switches_
+    checks_after = []
+
+    def interrupt(info):
+        if info["epoch"] > switch["epoch"]:
+            checks_after.append(info["epoch"])
+            if len(checks_after) == after:
+                raise KeyboardInterrupt
+
+    with pytest.raises(fastdual.TrainingInterrupted) as caught:
+        fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, callback=interrupt,
+                       **objective)
+    model = caught.value.model
+    seen = model.history_
+    checked = [h for h in full.history_ if h["epoch"] <= checks_after[-1]]
+    best = min(checked, key=lambda h: h["gap"] / abs(h["primal"]))
+    assert model.n_epochs_ == best["epoch"] and model.gap_ == best["gap"]
+    if best["epoch"] > switch["epoch"]:
+        assert model.solver == "sdca" and model.switches_ == [switch]
+    else:
+        assert model.solver == "newton" and model.switches_ == []
+    assert len(seen) == len([h for h in checked if h["epoch"] <= best["epoch"]])
+    cert = certify(X, y, model, **objective)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
