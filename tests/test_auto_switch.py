@@ -122,6 +122,7 @@ def test_the_certificate_holds_across_a_forced_switch(seed, loss, wide, log_alph
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(switching, "MIN_PASSES", 1)
         patch.setattr(switching, "STALL_FACTOR", 0.0)
+        patch.setattr(switching, "ACCELERATED_FACTOR", 0.0)
         model = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-12, max_epochs=40,
                                random_state=seed, check_every=1)
     plan = auto.plan(model_problem(X, y, loss, alpha), {}, fastdual.SOLVERS)
@@ -235,3 +236,27 @@ def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
     assert len(seen) == len([h for h in checked if h["epoch"] <= best["epoch"]])
     cert = certify(X, y, model, **objective)
     assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+
+
+def test_wide_hinge_type_rows_of_very_different_lengths_get_plain_sdca():
+    """Rule 4 accelerates SDCA on wide hinge-type problems from kappa >= ACCELERATION_KAPPA only
+    when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean."""
+    from fastdual._problem import build_problem
+    X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
+    lengths = np.ones(X.shape[0])
+    lengths[0] = 100.0                 # one long row: the largest squared norm ~40 x the mean
+    for rows, spread_ok in ((X, True), (X * lengths[:, None], False)):
+        sizes = np.sum(rows ** 2, axis=1) + 1.0                # the intercept feature's 1
+        r2 = sizes.max()
+        for kappa, accelerated in ((50.0, False), (5000.0, spread_ok)):
+            alpha = r2 / (0.5 * kappa * rows.shape[0])           # gamma = 1/2
+            p = build_problem(rows, y, loss="squared_hinge", alpha=alpha, C=None,
+                              l1_ratio=0.0, fit_intercept=True, intercept_scaling=1.0,
+                              sample_weight=None, loss_params={})
+            assert auto.condition_number(p) == pytest.approx(kappa, rel=1e-12)
+            assert auto.row_spread(p) == pytest.approx(r2 / sizes.mean(), rel=1e-12)
+            assert (auto.row_spread(p) <= auto.ROW_SPREAD) == spread_ok
+            expected = {"acceleration": True} if accelerated else {}
+            assert auto.rule(p) == ("sdca", expected, 4)
+            assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == ([("sdca", {})] if accelerated
+                                                              else [])

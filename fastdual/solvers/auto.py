@@ -9,11 +9,13 @@ the measurements behind them):
      penalty only; with it, the rules below apply as they are);
   3. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
   4. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
-     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to plain "sdca":
-     their duals sit on the box's bounds, so SDCA's shrinking skips most rows, Newton's
-     generalised Hessian changes pattern from step to step there, and the accelerated outer
-     loop stalls on rows of very different lengths (raw text: its proximal term follows the
-     longest row);
+     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca": their
+     duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
+     generalised Hessian changes pattern from step to step there; with acceleration=True
+     from kappa >= ACCELERATION_KAPPA (plain SDCA's thousands of epochs per digit) when the
+     rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the accelerated outer
+     loop stalls on rows of very different lengths, raw text: its proximal term follows the
+     longest row), plain otherwise;
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
      NEWTON_KAPPA).
 
@@ -34,6 +36,8 @@ from fastdual.solvers import SOLVERS, get_solver
 
 NEWTON_KAPPA = 5.0
 CD_KAPPA = 10.0
+ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: accelerate from this kappa on ...
+ROW_SPREAD = 10.0            # ... when the largest c_i ||x_i||^2 is at most this times the mean
 
 
 def condition_number(problem):
@@ -43,6 +47,15 @@ def condition_number(problem):
         return np.inf
     radius2 = float(np.max(problem.sample_weight * problem.squared_norms(), initial=0.0))
     return radius2 / (gamma * problem.l2 * problem.n_samples)
+
+
+def row_spread(problem):
+    """The largest c_i ||x_i||^2 over their mean (with the intercept feature): 1 for rows of
+    one length, hundreds for raw text, where accelerated SDCA's proximal term, set by the
+    largest, stalls its outer loop."""
+    sizes = problem.sample_weight * problem.squared_norms()
+    mean = float(np.mean(sizes)) if sizes.shape[0] else 0.0
+    return float(np.max(sizes)) / mean if mean > 0.0 else 1.0
 
 
 def cd_trains(problem):
@@ -64,7 +77,8 @@ def rule(problem):
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
-            return "sdca", {}, 4
+            accelerate = kappa >= ACCELERATION_KAPPA and row_spread(problem) <= ROW_SPREAD
+            return "sdca", ({"acceleration": True} if accelerate else {}), 4
         return "newton", {}, 4
     return "sdca", {}, 5
 
