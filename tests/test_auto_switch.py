@@ -260,3 +260,14 @@ def test_wide_hinge_type_rows_of_very_different_lengths_get_plain_sdca():
             assert auto.rule(p) == ("sdca", expected, 4)
             assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == ([("sdca", {})] if accelerated
                                                               else [])
+
+
+def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():
+    """Accelerated SDCA takes no free intercept: rule 4 leaves it plain there (auto had raised
+    SDCA's ValueError)."""
+    X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
+    model = fastdual.train(X, y, loss="squared_hinge", alpha=1e-7, regularize_intercept=False,
+                           tol=1e-6, max_epochs=5000, random_state=0)
+    assert model.solver == "sdca" and model.intercept_mode == "free" and model.converged_
+    cert = certify(X, y, model, loss="squared_hinge", alpha=1e-7, regularize_intercept=False)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)

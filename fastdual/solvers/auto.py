@@ -15,7 +15,7 @@ the measurements behind them):
      from kappa >= ACCELERATION_KAPPA (plain SDCA's thousands of epochs per digit) when the
      rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the accelerated outer
      loop stalls on rows of very different lengths, raw text: its proximal term follows the
-     longest row), plain otherwise;
+     longest row) and the intercept is not free, plain otherwise;
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
      NEWTON_KAPPA).
 
@@ -77,7 +77,8 @@ def rule(problem):
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
-            accelerate = kappa >= ACCELERATION_KAPPA and row_spread(problem) <= ROW_SPREAD
+            accelerate = (kappa >= ACCELERATION_KAPPA and row_spread(problem) <= ROW_SPREAD
+                          and not problem.free_intercept)   # (SDCA's free intercept: plain)
             return "sdca", ({"acceleration": True} if accelerate else {}), 4
         return "newton", {}, 4
     return "sdca", {}, 5
