@@ -3,7 +3,8 @@ and the command line against LIBLINEAR on the 20-class news20 file.
 
     python -m benchmarks.auto_raw [--datasets news20 reuters_lasvm synth] [--C 0.1 1 10]
                                   [--losses squared_hinge smooth_hinge] [--cap 20]
-                                  [--solvers sdca acc newton auto] [--cli] [--json FILE]
+                                  [--solvers sdca acc newton auto] [--small-alphas 1e-6 1e-7]
+                                  [--cli] [--json FILE]
 
 Cases: news20 (first class against the rest), reuters_lasvm and a text-like synthetic set
 (benchmarks.datasets.make_sparse_text, 20,000 x 200,000, 100 nonzeros a row; its "raw" rows
@@ -13,6 +14,8 @@ LIBLINEAR's regularized intercept (B = 1). For each: the time to a certified rel
 1e-4 (train(tol=1e-4), max_epochs=1000) of plain SDCA, accelerated SDCA, Newton and auto, a
 run stopped after `cap` seconds (by its callback) or at max_epochs is marked '*' with the
 relative gap it reached. auto's column names what ran (the switches, if any).
+--small-alphas: the same on unit rows, squared hinge, at the given alphas (rule 4's
+acceleration regime).
 
 --cli: `fastdual train -s 1 -c 1 -B 1` on the raw 20-class news20 file against LIBLINEAR's
 train with the same options (liblinear-official's Python binding, one thread), wall time of
@@ -33,6 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import fastdual
+from fastdual._problem import build_problem
+from fastdual.solvers import auto
+from fastdual.solvers.switching import label
 from benchmarks.datasets import data_dir, load_raw, make_sparse_text, normalize_rows
 
 SOLVERS = {"sdca": dict(solver="sdca"), "acc": dict(solver="sdca", acceleration=True),
@@ -64,6 +70,14 @@ def timed(X, y, cap, **kwargs):
     return seconds, bool(model.converged_), float(model.relative_gap_), ran
 
 
+def picked(X, y, **objective):
+    """What auto starts with for the problem, e.g. "sdca(acceleration=True)"."""
+    problem = build_problem(X, y, loss=objective["loss"], alpha=objective.get("alpha"),
+                            C=objective.get("C"), l1_ratio=0.0, fit_intercept=True,
+                            intercept_scaling=1.0, sample_weight=None, loss_params={})
+    return label(*auto.plan(problem, {}, fastdual.SOLVERS)[0])
+
+
 def cell(result):
     seconds, converged, gap, _ = result
     return f"{seconds:.3g}" if converged else f"{seconds:.3g}* ({gap:.1e})"
@@ -89,6 +103,28 @@ def grid(args):
                           + f" | {auto[3] if auto else '-'} | {ratio:.2f} |", flush=True)
                     rows.append(dict(dataset=name, rows=rows_kind, loss=loss, C=C,
                                      **{s: list(r) for s, r in results.items()}))
+    return rows
+
+
+def small_alpha(args):
+    """Unit rows at small alpha (kappa in the hundreds to tens of thousands), squared hinge:
+    where rule 4 accelerates SDCA."""
+    rows = []
+    names = list(args.solvers)
+    print("\n| data (unit rows) | alpha | " + " | ".join(names) + " | auto ran |")
+    print("|---|---:|" + "---:|" * len(names) + "---|")
+    for name in args.small_datasets:
+        X, y = data(name)["unit"]
+        for alpha in args.small_alphas:
+            results = {s: timed(X, y, args.cap, loss="squared_hinge", alpha=alpha,
+                                **SOLVERS[s]) for s in names}
+            auto = results.get("auto")
+            first = picked(X, y, loss="squared_hinge", alpha=alpha)
+            print(f"| {name} | {alpha:g} | " + " | ".join(cell(results[s]) for s in names)
+                  + f" | {first if auto is None or auto[3] == 'sdca' else auto[3]} |",
+                  flush=True)
+            rows.append(dict(dataset=name, alpha=alpha,
+                             **{s: list(r) for s, r in results.items()}))
     return rows
 
 
@@ -146,11 +182,17 @@ def main():
     parser.add_argument("--losses", nargs="+", default=["squared_hinge", "smooth_hinge"])
     parser.add_argument("--solvers", nargs="+", default=list(SOLVERS))
     parser.add_argument("--cap", type=float, default=20.0)
+    parser.add_argument("--small-alphas", nargs="*", type=float, default=[],
+                        help="also unit rows at these alphas (e.g. 1e-6 1e-7 1e-8)")
+    parser.add_argument("--small-datasets", nargs="+",
+                        default=["news20", "reuters_lasvm", "synth"])
     parser.add_argument("--cli", action="store_true")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     out = {"grid": grid(args)}
+    if args.small_alphas:
+        out["small_alpha"] = small_alpha(args)
     if args.cli:
         out["cli"] = cli(args)
     if args.json:

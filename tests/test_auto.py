@@ -36,7 +36,7 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice
     ("logistic", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("squared", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("smooth_hinge", 50.0, 0.0, False, True, ("sdca", {}), 4),
-    ("squared_hinge", 5000.0, 0.0, False, True, ("sdca", {"acceleration": True}), 4),
+    ("squared_hinge", 5000.0, 0.0, False, True, ("sdca", {}), 4),
     ("squared_hinge", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("logistic", 50.0, 0.0, False, True, ("newton", {}), 4),
     ("squared", 50.0, 0.0, False, True, ("newton", {}), 4),

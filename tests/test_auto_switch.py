@@ -100,7 +100,9 @@ def test_the_fallbacks():
     assert auto.fallback(problem("logistic"), "newton", {}) == ("sdca", {})
     assert auto.fallback(problem("logistic", 0.5, free=True), "newton", {}) is None
     assert auto.fallback(problem("logistic"), "sdca", {}) == ("newton", {})
-    assert auto.fallback(problem("squared_hinge"), "sdca", {}) is None     # wide: no Newton
+    # wide hinge-type: no Newton; accelerated SDCA at kappa >= 100 on rows of similar lengths
+    assert auto.fallback(problem("squared_hinge"), "sdca", {}) == ("sdca", {"acceleration": True})
+    assert auto.fallback(problem("squared_hinge", free=True), "sdca", {}) is None
     assert auto.fallback(problem("hinge"), "sdca", {}) is None             # not smooth
     assert auto.fallback(problem("logistic"), "newton", {"max_cg": 5}) is None
     # solver options given with "auto": no switch
@@ -238,9 +240,10 @@ def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
     assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
 
 
-def test_wide_hinge_type_rows_of_very_different_lengths_get_plain_sdca():
-    """Rule 4 accelerates SDCA on wide hinge-type problems from kappa >= ACCELERATION_KAPPA only
-    when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean."""
+def test_wide_hinge_type_problems_go_on_accelerated_only_on_rows_of_similar_lengths():
+    """Rule 4 starts wide hinge-type problems with plain SDCA; it goes on accelerated when it
+    stalls from kappa >= ACCELERATION_KAPPA only when the rows' c_i ||x_i||^2 spread at most
+    ROW_SPREAD times their mean."""
     from fastdual._problem import build_problem
     X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
     lengths = np.ones(X.shape[0])
@@ -256,15 +259,14 @@ def test_wide_hinge_type_rows_of_very_different_lengths_get_plain_sdca():
             assert auto.condition_number(p) == pytest.approx(kappa, rel=1e-12)
             assert auto.row_spread(p) == pytest.approx(r2 / sizes.mean(), rel=1e-12)
             assert (auto.row_spread(p) <= auto.ROW_SPREAD) == spread_ok
-            expected = {"acceleration": True} if accelerated else {}
-            assert auto.rule(p) == ("sdca", expected, 4)
-            assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == ([("sdca", {})] if accelerated
-                                                              else [])
+            assert auto.rule(p) == ("sdca", {}, 4)
+            assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == (
+                [("sdca", {"acceleration": True})] if accelerated else [])
 
 
 def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():
-    """Accelerated SDCA takes no free intercept: rule 4 leaves it plain there (auto had raised
-    SDCA's ValueError)."""
+    """Accelerated SDCA takes no free intercept: rule 4 never goes on accelerated there (auto
+    had raised SDCA's ValueError)."""
     X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
     model = fastdual.train(X, y, loss="squared_hinge", alpha=1e-7, regularize_intercept=False,
                            tol=1e-6, max_epochs=5000, random_state=0)

@@ -9,13 +9,13 @@ the measurements behind them):
      penalty only; with it, the rules below apply as they are);
   3. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
   4. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
-     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca": their
-     duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
-     generalised Hessian changes pattern from step to step there; with acceleration=True
-     from kappa >= ACCELERATION_KAPPA (plain SDCA's thousands of epochs per digit) when the
-     rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the accelerated outer
-     loop stalls on rows of very different lengths, raw text: its proximal term follows the
-     longest row) and the intercept is not free, plain otherwise;
+     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to plain "sdca":
+     their duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
+     generalised Hessian changes pattern from step to step there. If plain SDCA stalls there
+     (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
+     when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the
+     accelerated outer loop stalls on rows of very different lengths, raw text: its proximal
+     term follows the longest row) and the intercept is not free (see fallback);
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
      NEWTON_KAPPA).
 
@@ -36,8 +36,9 @@ from fastdual.solvers import SOLVERS, get_solver
 
 NEWTON_KAPPA = 5.0
 CD_KAPPA = 10.0
-ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: accelerate from this kappa on ...
-ROW_SPREAD = 10.0            # ... when the largest c_i ||x_i||^2 is at most this times the mean
+ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: a stalled plain SDCA goes on accelerated
+ROW_SPREAD = 10.0            # from this kappa on, when the largest c_i ||x_i||^2 is at most
+                             # ROW_SPREAD times their mean
 
 
 def condition_number(problem):
@@ -77,9 +78,7 @@ def rule(problem):
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
-            accelerate = (kappa >= ACCELERATION_KAPPA and row_spread(problem) <= ROW_SPREAD
-                          and not problem.free_intercept)   # (SDCA's free intercept: plain)
-            return "sdca", ({"acceleration": True} if accelerate else {}), 4
+            return "sdca", {}, 4
         return "newton", {}, 4
     return "sdca", {}, 5
 
@@ -90,7 +89,8 @@ def fallback(problem, name, options):
     SDCA (which trains every loss Newton does, but the elastic net with a free intercept), and
     plain SDCA as Newton for a smooth loss (l2 or the elastic net, either intercept), but the
     hinge-type losses on wide data, where Newton's generalised Hessian is the slower and
-    stalling method (docs/solvers/auto.md)."""
+    stalling method: there, accelerated from kappa >= ACCELERATION_KAPPA on rows of similar
+    lengths (l2 only, the intercept not free), else nothing (docs/solvers/auto.md)."""
     if name == "sdca" and options.get("acceleration"):
         return "sdca", {key: value for key, value in options.items() if key != "acceleration"}
     if options:
@@ -101,6 +101,9 @@ def fallback(problem, name, options):
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if not (hinge_type and problem.n_features > problem.n_samples):
             return "newton", {}
+        if (problem.l1 == 0.0 and condition_number(problem) >= ACCELERATION_KAPPA
+                and row_spread(problem) <= ROW_SPREAD and not problem.free_intercept):
+            return "sdca", {"acceleration": True}
     return None
 
 
