@@ -124,7 +124,6 @@ def test_the_certificate_holds_across_a_forced_switch(seed, loss, wide, log_alph
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(switching, "MIN_PASSES", 1)
         patch.setattr(switching, "STALL_FACTOR", 0.0)
-        patch.setattr(switching, "ACCELERATED_FACTOR", 0.0)
         model = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-12, max_epochs=40,
                                random_state=seed, check_every=1)
     plan = auto.plan(model_problem(X, y, loss, alpha), {}, fastdual.SOLVERS)

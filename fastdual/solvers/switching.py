@@ -11,12 +11,8 @@ method has stalled at a check after `p >= MIN_PASSES` of its passes when
 its best relative gap has not halved over the latter half of its passes (the checks of the
 "auto" schedule come at about doubling intervals when the gap shrinks slowly, so that is the
 last interval or two). A method whose gap shrinks linearly at any useful rate halves it in
-every doubling of its passes; a stalled one (a primal method whose margins never certify)
-does not. Accelerated SDCA, which progresses in phases and whose fallback (plain SDCA) is
-the slower method wherever the accelerated one is not flat, has stalled when
-g(p) > ACCELERATED_FACTOR * g(p / ACCELERATED_WINDOW): less than 10 % gained over the latter
-three quarters of its passes (its outer loop on rows of very different lengths: relative
-gap 0.98 from epoch 16 to 65 on raw news20).
+every doubling of its passes; a stalled one (plain SDCA at a large condition number, a
+primal method whose margins never certify) does not.
 
 The next method starts from the checkpoint the test was made on: its duals (a dual method's
 start; Newton's w(duals) is then replaced by the checkpoint's w through `start_from`), so no
@@ -27,11 +23,6 @@ from fastdual.solvers import get_solver, solver_options
 
 MIN_PASSES = 64       # no verdict on a method before it has made this many passes
 STALL_FACTOR = 0.5    # the best relative gap must at least halve over the latter half
-# Accelerated SDCA progresses in phases (plateaus of tens of epochs between outer steps that
-# pay), and plain SDCA, its fallback, is the slower method wherever it is not flat: it must
-# gain 10 % over the latter three quarters of its passes.
-ACCELERATED_FACTOR = 0.9
-ACCELERATED_WINDOW = 4
 
 
 def label(name, options):
@@ -112,15 +103,11 @@ class Switching:
 
     def stalled(self, passes, gap):
         """Whether the best relative gap has not halved over the latter half of the running
-        method's passes (accelerated SDCA: not gained 10 % over the latter three quarters),
-        after MIN_PASSES of them."""
+        method's passes (after MIN_PASSES of them)."""
         if passes < MIN_PASSES:
             return False
-        window, factor = ((ACCELERATED_WINDOW, ACCELERATED_FACTOR)
-                          if self.current_label == label("sdca", {"acceleration": True})
-                          else (2, STALL_FACTOR))
-        earlier = [best for done, best in self.best if done <= passes // window]
-        return bool(earlier) and gap > factor * earlier[-1]
+        earlier = [best for done, best in self.best if done <= passes // 2]
+        return bool(earlier) and gap > STALL_FACTOR * earlier[-1]
 
     def switch(self, checkpoint):
         name, options = self.stages.pop(0)
