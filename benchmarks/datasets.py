@@ -181,6 +181,33 @@ def _load_libsvm(name):
     return normalize_rows(X), binary_labels(raw, rule)
 
 
+def load_raw(name, use_cache=True):
+    """``(X, y)`` of a LIBSVM set with its rows as distributed (not normalized): CSR float64,
+    duplicate entries summed, indices sorted. Labels: -1/+1 as ``load`` maps them, but for
+    news20, where ``y`` is the first class against the rest (the binary problem of
+    LIBLINEAR's one-vs-rest first model)."""
+    from sklearn.datasets import load_svmlight_file
+    fname, rule = LIBSVM_SETS[name]
+    path = os.path.join(cache_dir(), name + "_raw.npz")
+    if use_cache and os.path.exists(path):
+        return _load_npz(path)
+    source = os.path.join(data_dir(), fname)
+    if not os.path.exists(source):
+        raise FileNotFoundError("%s not found (set FASTDUAL_DATA to the data folder)" % source)
+    with lzma.open(source) as f:
+        X, labels = load_svmlight_file(f, zero_based=False)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    if name == "news20":
+        y = np.where(labels == np.min(labels), 1.0, -1.0)
+    else:
+        y = binary_labels(labels, rule)
+    if use_cache:
+        _save_npz(path, X, y)
+    return X, y
+
+
 def load(name, n_samples=None, seed=0, use_cache=True):
     """Return ``(X, y)`` for a data set name (see ``ALL_DATASETS``).
 

@@ -14,7 +14,8 @@ from fastdual import _loop
 from fastdual._validation import check_coef, check_int
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
-from fastdual.solvers.auto import choose
+from fastdual.solvers.auto import choose, plan
+from fastdual.solvers.switching import Switching, label
 
 Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
 
@@ -35,13 +36,21 @@ def resolve_solver(problem, solver, options):
 def make_driver(problem, solver, options, seed, warm_start=None, n_jobs=None):
     """The driver of a solver name or "auto" for the problem, started from a warm model's duals
     (and, for a primal solver, its coefficients) when one is given; n_jobs > 1 threads for its
-    epochs if it has a parallel epoch (use_threads: SDCA), one thread otherwise."""
-    driver_class, options = resolve_solver(problem, solver, options)
-    driver = driver_class(problem, options, seed, initial_duals(problem, warm_start))
+    epochs if it has a parallel epoch (use_threads: SDCA), one thread otherwise. For "auto"
+    with a method to switch to when the first stalls (auto.plan), the Switching driver around
+    the first (the methods it switches to run on one thread)."""
+    stages = None
+    if isinstance(solver, str) and solver == "auto":
+        stages = plan(problem, options, SOLVERS)
+        solver, options = stages[0]
+    driver_class, checked = resolve_solver(problem, solver, options)
+    driver = driver_class(problem, checked, seed, initial_duals(problem, warm_start))
     if n_jobs is not None and n_jobs > 1 and hasattr(driver, "use_threads"):
         driver.use_threads(n_jobs)
     if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
         driver.start_from(warm_coefficients(problem, warm_start))
+    if stages is not None and len(stages) > 1:
+        driver = Switching(problem, driver, label(solver, options), stages[1:], seed)
     return driver
 
 
@@ -57,7 +66,9 @@ def solve(problem, *, solver, options, seed, tol, max_epochs, check_every, verbo
                            check_every=check_every, verbose=verbose, callback=callback)
     if result is None:        # a second Ctrl-C before the first epoch ended
         raise _loop.TrainingInterrupted(None)
-    model = make_model(problem, result, driver.name, tol, l2_added=driver.helper_l2)
+    name, switches = what_ran(driver, result)
+    model = make_model(problem, result, name, tol, l2_added=driver.helper_l2,
+                       switches=switches)
     if result.interrupted and on_interrupt == "raise":
         raise _loop.TrainingInterrupted(model)
     _loop.warn_unconverged(result, getattr(driver, "description", driver.name), tol,
@@ -78,6 +89,16 @@ def make_model(problem, result, solver, tol, *, l2_added=0.0, **extra):
                  solver=solver, l2_added_=l2_added, primal_=point.primal, dual_=point.dual,
                  gap_=point.gap, converged_=result.converged, n_epochs_=point.epoch,
                  history_=result.history, tol=tol, **problem.describe(), **extra)
+
+
+def what_ran(driver, result):
+    """(the solver that made the result's checkpoint, the switches before it): a Switching
+    driver's switches made before the checkpoint (all of them but after Ctrl-C, whose best
+    checkpoint may be older than a switch); the driver's name and [] for any other driver."""
+    switches = [dict(s) for s in getattr(driver, "switches", None) or ()
+                if s["epoch"] < result.checkpoint.epoch]
+    return (switches[-1]["solver"] if switches else getattr(driver, "first_name", driver.name),
+            switches)
 
 
 def initial_duals(problem, warm_start):

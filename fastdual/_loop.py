@@ -8,7 +8,8 @@ duals, or None for a solver that keeps none, in which case the duals are built f
 Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
 coefficients, called after construction), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
 option's windows; None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
-pure-l1 continuation) and `dual_vector_out()` (an array of length n_features + 1 into which
+pure-l1 continuation; solver="auto"'s Switching driver switches methods there, and its
+`switches` are printed with verbose) and `dual_vector_out()` (an array of length n_features + 1 into which
 the certificate writes its v(duals), at the objective's l2 and summed with no rounding lost, or
 None: a driver that keeps v incrementally takes it over in after_check instead of carrying the
 rounding of its updates, with no pass of its own; a driver with `exact_dual_vector = False`
@@ -298,6 +299,7 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
 
     last_checked = 0
     in_thread = False       # long epochs, with this loop's own Ctrl-C handler: off the main thread
+    announced = 0            # switches of solver="auto" (a Switching driver) printed so far
     with (contextlib.nullcontext(interrupt) if interrupt is not None else InterruptFlag()) as flag:
         try:
             while epoch < max_epochs and not stop:
@@ -325,6 +327,8 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                     last_checked = epoch
                     if not stop:
                         driver.after_check(point)
+                        if verbose:
+                            announced = announce_switches(driver, announced)
                 if flag.pressed:
                     interrupted = True
                     break
@@ -344,6 +348,16 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
     point, length = best if interrupted else last
     return Result(point, history[:length], point.relative_gap <= tol, interrupted,
                   stopped_by_callback)
+
+
+def announce_switches(driver, announced):
+    """verbose: one line for each switch of solver="auto" from a stalled method to the next
+    (fastdual.solvers.switching) not printed yet; returns how many are printed."""
+    switches = getattr(driver, "switches", None) or []
+    for switch in switches[announced:]:
+        print(f"switch at epoch {switch['epoch']}: {switch['from']} stalled (relative gap "
+              f"{switch['relative_gap']:.2e}), continuing with {switch['to']}", flush=True)
+    return len(switches)
 
 
 def progress_bar(max_epochs):

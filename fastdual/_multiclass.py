@@ -118,8 +118,9 @@ def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):
         result = _loop.run(problem, driver, callback=hook, interrupt=stop, **per_class)
         if result is None:
             return None, None, driver
-        return _fit.make_model(problem, result, driver.name, run["tol"],
-                               l2_added=driver.helper_l2), result, driver
+        name, switches = _fit.what_ran(driver, result)
+        return _fit.make_model(problem, result, name, run["tol"], l2_added=driver.helper_l2,
+                               switches=switches), result, driver
 
     # One flag for every class: Ctrl-C (or a KeyboardInterrupt in one class's callback) stops
     # them all between epochs; a class that had not started certifies its starting point, so
@@ -177,6 +178,8 @@ def combine(models, classes, problem, solver, tol):
         primal_=primal, dual_=dual, gap_=float(sum(m.gap_ for m in models)),
         converged_=all(m.converged_ for m in models),
         n_epochs_=int(max(m.n_epochs_ for m in models)), history_=history, tol=tol,
+        switches=[dict(s, **{"class": _label(label)}) for label, m in zip(classes, models)
+                  for s in m.switches_],
         **dict(problem.describe(), task="multiclass"))
 
 

@@ -36,7 +36,9 @@ class Model:
     history_ (one dict per check: epoch, seconds, primal, dual, gap, nnz), dual_coef_,
     l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
     intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the
-    fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}).
+    fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}), switches_
+    (solver="auto"'s switches from a stalled method to the next: a list of dicts with epoch,
+    from, to, solver and relative_gap; empty when none happened).
 
     k > 2 classes (one-vs-rest): coef_ (k, n_features), intercept_ (k,), classes_ (k,),
     dual_coef_ (k, n_samples); primal_, dual_, gap_ certify the sum of the k binary objectives,
@@ -44,8 +46,11 @@ class Model:
     """
 
     def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None,
-                 class_certificates=None, multiclass=None, **metadata):
+                 class_certificates=None, multiclass=None, switches=None, **metadata):
         self.stream_ = stream
+        # solver="auto"'s switches from a stalled method to the next, in order (each a dict:
+        # epoch, from, to, solver, relative_gap; with k classes one-vs-rest, also class)
+        self.switches_ = [dict(s) for s in switches or ()]
         self.multiclass = multiclass      # None, "ovr", "crammer_singer" or "multinomial"
         self.coef_ = np.asarray(coef, dtype=np.float64)
         self.intercept_ = (float(intercept) if np.ndim(intercept) == 0
@@ -129,6 +134,8 @@ class Model:
                                       2 if self.stream_ is not None else 1)
         if self.multiclass is not None:
             metadata["multiclass"] = self.multiclass
+        if self.switches_:               # written only when there are some: older files and
+            metadata["switches"] = self.switches_    # readers know no such key
         arrays = {"coef": self.coef_, "intercept": np.array(self.intercept_),
                   "metadata": np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)}
         if self.classes_ is not None:
@@ -267,6 +274,10 @@ def _check_model(arrays):
                          f"up to {FORMAT_VERSION}: upgrade fastdual")
     stream = metadata.pop("stream", None)
     multiclass = metadata.pop("multiclass", None)
+    switches = metadata.pop("switches", None)
+    if switches is not None and not _KINDS["records"][0](switches):
+        raise ValueError(f"metadata switches must be {_KINDS['records'][1]}, "
+                         f"got {reprlib.repr(switches)}")
     stream_arrays = sorted(key for key in arrays if key.startswith(STREAM_PREFIX))
     if stream is not None and not (isinstance(stream, dict) and stream_arrays):
         raise ValueError("its stream state is incomplete (settings without arrays, or not a "
@@ -345,4 +356,6 @@ def _check_model(arrays):
         metadata["stream"] = stream
     if multiclass is not None:
         metadata["multiclass"] = multiclass
+    if switches is not None:
+        metadata["switches"] = switches
     return arrays, metadata

@@ -9,9 +9,13 @@ the measurements behind them):
      penalty only; with it, the rules below apply as they are);
   3. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
   4. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
-     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to "sdca" with
-     acceleration=True: their duals sit on the box's bounds, so SDCA's shrinking skips most
-     rows, and Newton's generalised Hessian changes pattern from step to step there;
+     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to plain "sdca":
+     their duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
+     generalised Hessian changes pattern from step to step there. If plain SDCA stalls there
+     (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
+     when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the
+     accelerated outer loop stalls on rows of very different lengths, raw text: its proximal
+     term follows the longest row) and the intercept is not free (see fallback);
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
      NEWTON_KAPPA).
 
@@ -21,6 +25,9 @@ kappa epochs per digit of the gap, Newton a few Hessian-vector products per digi
 kappa, cd a number of sweeps that grows with the support, not with kappa. Solver options given
 with solver="auto" restrict the choice to the solvers that take them all (e.g.
 acceleration=True means "sdca"); an explicit solver= always wins.
+
+With no solver options given, `plan` adds the method auto switches to if the first one stalls
+(`fallback`; the stall test is fastdual.solvers.switching's).
 """
 import numpy as np
 
@@ -29,6 +36,9 @@ from fastdual.solvers import SOLVERS, get_solver
 
 NEWTON_KAPPA = 5.0
 CD_KAPPA = 10.0
+ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: a stalled plain SDCA goes on accelerated
+ROW_SPREAD = 10.0            # from this kappa on, when the largest c_i ||x_i||^2 is at most
+                             # ROW_SPREAD times their mean
 
 
 def condition_number(problem):
@@ -38,6 +48,15 @@ def condition_number(problem):
         return np.inf
     radius2 = float(np.max(problem.sample_weight * problem.squared_norms(), initial=0.0))
     return radius2 / (gamma * problem.l2 * problem.n_samples)
+
+
+def row_spread(problem):
+    """The largest c_i ||x_i||^2 over their mean (with the intercept feature): 1 for rows of
+    one length, hundreds for raw text, where accelerated SDCA's proximal term, set by the
+    largest, stalls its outer loop."""
+    sizes = problem.sample_weight * problem.squared_norms()
+    mean = float(np.mean(sizes)) if sizes.shape[0] else 0.0
+    return float(np.max(sizes)) / mean if mean > 0.0 else 1.0
 
 
 def cd_trains(problem):
@@ -59,9 +78,43 @@ def rule(problem):
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
-            return "sdca", {"acceleration": True}, 4
+            return "sdca", {}, 4
         return "newton", {}, 4
     return "sdca", {}, 5
+
+
+def fallback(problem, name, options):
+    """(solver name, options) solver="auto" switches to when `name` with `options` stalls
+    (fastdual.solvers.switching), or None: accelerated SDCA goes on as plain SDCA, Newton as
+    SDCA (which trains every loss Newton does, but the elastic net with a free intercept), and
+    plain SDCA as Newton for a smooth loss (l2 or the elastic net, either intercept), but the
+    hinge-type losses on wide data, where Newton's generalised Hessian is the slower and
+    stalling method: there, accelerated from kappa >= ACCELERATION_KAPPA on rows of similar
+    lengths (l2 only, the intercept not free), else nothing (docs/solvers/auto.md)."""
+    if name == "sdca" and options.get("acceleration"):
+        return "sdca", {key: value for key, value in options.items() if key != "acceleration"}
+    if options:
+        return None
+    if name == "newton" and not (problem.free_intercept and problem.l1 > 0.0):
+        return "sdca", {}
+    if name == "sdca" and problem.loss.gamma > 0.0 and problem.l2 > 0.0:
+        hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
+        if not (hinge_type and problem.n_features > problem.n_samples):
+            return "newton", {}
+        if (problem.l1 == 0.0 and condition_number(problem) >= ACCELERATION_KAPPA
+                and row_spread(problem) <= ROW_SPREAD and not problem.free_intercept):
+            return "sdca", {"acceleration": True}
+    return None
+
+
+def plan(problem, options, solvers):
+    """The methods solver="auto" runs, in order: choose's, then (with no solver options
+    given) its fallback when it stalls. Each is (solver name, options)."""
+    first = choose(problem, options, solvers)
+    if options:
+        return [first]
+    second = fallback(problem, *first)
+    return [first] if second is None else [first, second]
 
 
 def choose(problem, options, solvers):

@@ -349,6 +349,7 @@ class Acceleration:
         sdca.v[:] = self.v_duals + self.u
         self._set_w()
         self.report_w = sdca.w
+        self.y_norm2 = float(self.y @ self.y)   # ||y_t||^2, kept until y moves
         p0, d0 = problem.primal_dual(self.y, sdca.duals)
         self.xi = (1.0 + self.eta ** -2) * max(p0 - d0, TINY)
         self.outer_steps = 0
@@ -376,26 +377,41 @@ class Acceleration:
             sdca.w = soft_threshold(sdca.v, self.tau)
 
     def subproblem_values(self):
-        """(P_t(w), D_t(duals)) for the kernel's w and duals; writes v(duals) to v_duals."""
+        """(P_t(w), D_t(duals)) for the kernel's w and duals; writes v(duals) to v_duals and
+        refreshes the kernel's v to v(duals) + u (no drift across outer steps) and its w.
+
+        Four passes over d-vectors besides the certificate's (w.y, v(duals) + u and, with
+        tau = 0, the two squared norms; ||y||^2 is kept from the outer step): on very wide
+        data these, not the kernel's epoch, are the cost of an epoch."""
         problem, sdca = self.sdca.problem, self.sdca
         w, kappa, l2w = sdca.w, self.kappa, self.working_l2
         primal, dual = problem.primal_dual(w, sdca.duals, l2=l2w, v_out=self.v_duals)
+        w_y = float(w @ self.y)     # before the refresh below (w is the kernel's v if tau = 0)
+        np.add(self.v_duals, self.u, out=sdca.v)
+        self._set_w()
         # primal_dual gives P' = L + l2w/2 ||w||^2 + l1 ||w||_1 and D' = -conj - l2w g0*(v):
         # P_t = P' - kappa w.y + kappa/2 ||y||^2 and
-        # D_t = D' + l2w (g0*(v) - g0*(v + u)) + kappa/2 ||y||^2 (docs/math.md).
-        excess = np.maximum(np.abs(self.v_duals) - self.tau, 0.0)
-        shifted = np.maximum(np.abs(self.v_duals + self.u) - self.tau, 0.0)
-        constant = 0.5 * kappa * float(self.y @ self.y)
-        return (primal - kappa * float(w @ self.y) + constant,
-                dual + 0.5 * l2w * (float(excess @ excess) - float(shifted @ shifted)) + constant)
+        # D_t = D' + l2w (g0*(v) - g0*(v + u)) + kappa/2 ||y||^2 (docs/math.md), with
+        # 2 g0*(x) = ||max(|x| - tau, 0)||^2 (with tau = 0 the same products as ||x||^2).
+        if self.tau == 0.0:
+            excess2 = float(self.v_duals @ self.v_duals)
+            shifted2 = float(sdca.v @ sdca.v)
+        else:
+            excess = np.maximum(np.abs(self.v_duals) - self.tau, 0.0)
+            excess2 = float(excess @ excess)
+            np.abs(sdca.v, out=excess)
+            excess -= self.tau
+            np.maximum(excess, 0.0, out=excess)
+            shifted2 = float(excess @ excess)
+        constant = 0.5 * kappa * self.y_norm2
+        return (primal - kappa * w_y + constant,
+                dual + 0.5 * l2w * (excess2 - shifted2) + constant)
 
     def after_epoch(self):
         sdca = self.sdca
         self.inner_epochs += 1
         primal, dual = self.subproblem_values()
         gap = primal - dual
-        sdca.v[:] = self.v_duals + self.u       # refreshed: no drift across outer steps
-        self._set_w()
         self.report_w = sdca.w
         if gap > self.eta / (2.0 * (1.0 + self.eta ** -2)) * self.xi:
             return
@@ -413,6 +429,7 @@ class Acceleration:
         self.last_objective = objective
         self.w_prev = w_t
         self.xi *= 1.0 - 0.5 * self.eta
+        self.y_norm2 = float(self.y @ self.y)
         self.u = (self.kappa / self.working_l2) * self.y
         sdca.v[:] = self.v_duals + self.u
         self._set_w()
@@ -446,13 +463,11 @@ def best_dual_scale(problem, duals, v):
     c, y, loss = problem.sample_weight, problem.y, problem.loss
     kept = c > 0.0
     c, y, duals = c[kept], y[kept], duals[kept]
-    n, l2, kappa = problem.n_samples, problem.l2, problem.l1 / problem.l2
-    magnitude = np.abs(v)
+    n, l2 = problem.n_samples, problem.l2
+    penalty = scaled_penalty(v, problem.l1 / l2)
 
     def value(s):
-        excess = np.maximum(s * magnitude - kappa, 0.0)
-        return (float(c @ loss.dual_values(y, s * duals)) / n
-                - 0.5 * l2 * float(excess @ excess))
+        return float(c @ loss.dual_values(y, s * duals)) / n - 0.5 * l2 * penalty(s)
 
     ratio = 0.5 * (np.sqrt(5.0) - 1.0)
     lo, hi = 0.0, 1.0
@@ -468,6 +483,30 @@ def best_dual_scale(problem, duals, v):
             b = lo + ratio * (hi - lo)
             fb = value(b)
     return max(((s, value(s)) for s in (1.0, 0.5 * (lo + hi), 0.0)), key=lambda t: t[1])
+
+
+def scaled_penalty(v, kappa):
+    """The function s -> ||max(s |v| - kappa, 0)||^2 on [0, 1] (twice g0*(s v), g0's threshold
+    kappa), from at most one pass over v and a sort of the entries above kappa, so that each value the scaling
+    search asks for costs O(log d) rather than passes over a d-vector. It is piecewise
+    quadratic: s^2 S2(s) - 2 s kappa S1(s) + kappa^2 K(s), over the K(s) entries with
+    |v_j| > kappa / s (S1, S2 their sums and sums of squares, prefix sums of the sorted
+    entries)."""
+    if kappa == 0.0:
+        total = float(v @ v)
+        return lambda s: s * s * total
+    top = np.abs(v)
+    top = np.sort(top[top > kappa])            # ascending; the only entries s <= 1 reaches
+    sums = np.concatenate(([0.0], np.cumsum(top[::-1])))
+    squares = np.concatenate(([0.0], np.cumsum(top[::-1] ** 2)))
+    size = top.shape[0]
+
+    def penalty(s):
+        if s <= 0.0:
+            return 0.0
+        k = size - int(np.searchsorted(top, kappa / s, side="right"))
+        return max(s * s * squares[k] - 2.0 * s * kappa * sums[k] + kappa * kappa * k, 0.0)
+    return penalty
 
 
 class FreeIntercept:

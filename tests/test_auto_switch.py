@@ -1,0 +1,274 @@
+"""solver="auto"'s stall switch (fastdual.solvers.switching): a first method that stalls hands
+over to another, warm-started, within the same budget; the switch is recorded and printed; the
+certificate is the shared one of exactly the returned model; a method that converges is never
+switched. And accelerated SDCA's cheaper dual scaling search keeps its model."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import fastdual
+from fastdual.solvers import auto, sdca, switching
+from conftest import problem_for
+
+
+def text_like(n, d, nnz, sigma, seed):
+    """Sparse rows with Zipf-distributed columns, lengths lognormal(0, sigma): rows as raw text
+    gives them, of very different norms."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(n), nnz)
+    cols = np.minimum(rng.zipf(1.3, n * nnz) - 1, d - 1)
+    X = sp.csr_matrix((rng.random(n * nnz), (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return sp.csr_matrix(sp.diags(rng.lognormal(0.0, sigma, n)) @ X), y
+
+
+def certify(X, y, model, **objective):
+    return fastdual.duality_gap(X, y, model.coef_, model.intercept_,
+                                dual_coef=model.dual_coef_, **objective)
+
+
+def test_a_stalling_first_method_hands_over_and_the_run_converges():
+    # Squared loss on wide raw rows: auto's rule picks Newton, whose certificate (duals from
+    # its margins) stops shrinking; SDCA from the last certified point converges.
+    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    objective = dict(loss="squared", C=10.0)
+    run = dict(tol=1e-6, max_epochs=3000, random_state=0)
+    with pytest.warns(fastdual.ConvergenceWarning):
+        alone = fastdual.train(X, y, solver="newton", **objective, **run)
+    assert not alone.converged_                     # the first method alone does not make it
+    model = fastdual.train(X, y, **objective, **run)
+    assert model.converged_ and model.relative_gap_ <= 1e-6
+    assert model.solver == "sdca"
+    [switch] = model.switches_
+    assert (switch["from"], switch["to"], switch["solver"]) == ("newton", "sdca", "sdca")
+    assert switching.MIN_PASSES <= switch["epoch"] < model.n_epochs_ <= run["max_epochs"]
+    epochs = [h["epoch"] for h in model.history_]
+    assert switch["epoch"] in epochs
+    # the switch was made on a certified point of the first method, as the test defines it
+    before = [h for h in model.history_ if h["epoch"] <= switch["epoch"]]
+    assert switch["relative_gap"] == pytest.approx(before[-1]["gap"] / before[-1]["primal"])
+    half = [h["gap"] / h["primal"] for h in before if h["epoch"] <= switch["epoch"] // 2]
+    best_now = min(h["gap"] / h["primal"] for h in before)
+    assert best_now > switching.STALL_FACTOR * min(half)
+    # the certificate is the shared one of exactly the returned coefficients and duals
+    cert = certify(X, y, model, **objective)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+    # and the optimum is the one SDCA alone reaches (an independent run, tighter tol)
+    reference = fastdual.train(X, y, solver="sdca", tol=1e-9, max_epochs=20_000,
+                               random_state=1, **objective)
+    assert model.primal_ == pytest.approx(reference.primal_, rel=2e-6)
+
+
+def test_the_switch_is_printed_and_saved(tmp_path, capsys):
+    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    model = fastdual.train(X, y, loss="squared", C=10.0, tol=1e-6, max_epochs=3000,
+                           random_state=0, verbose=1)
+    out = capsys.readouterr().out
+    [switch] = model.switches_
+    assert f"switch at epoch {switch['epoch']}: newton stalled" in out
+    assert "continuing with sdca" in out
+    path = tmp_path / "m.npz"
+    model.save(path)
+    assert fastdual.load(path).switches_ == model.switches_
+
+
+def test_no_switch_when_the_first_method_converges():
+    # Dense, well scaled rows: Newton (rule 4) and SDCA (rule 5) converge by themselves, and the
+    # model is the named solver's, bit for bit.
+    X, y = problem_for("logistic", n=300, d=8, seed=5)
+    for alpha in (1e-1, 1e-6):
+        model = fastdual.train(X, y, loss="logistic", alpha=alpha, tol=1e-10,
+                               max_epochs=10_000, random_state=0)
+        assert model.converged_ and model.switches_ == []
+        named = fastdual.train(X, y, loss="logistic", alpha=alpha, tol=1e-10,
+                               max_epochs=10_000, random_state=0, solver=model.solver)
+        assert np.array_equal(model.coef_, named.coef_) and model.gap_ == named.gap_
+
+
+def test_the_fallbacks():
+    X, y = problem_for("logistic", n=40, d=120, seed=1)
+    from fastdual._problem import build_problem
+
+    def problem(loss, l1_ratio=0.0, free=False):
+        return build_problem(X, y, loss=loss, alpha=1e-6, C=None, l1_ratio=l1_ratio,
+                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                             loss_params={}, regularize_intercept=not free)
+
+    assert auto.fallback(problem("logistic"), "sdca", {"acceleration": True}) == ("sdca", {})
+    assert auto.fallback(problem("logistic"), "newton", {}) == ("sdca", {})
+    assert auto.fallback(problem("logistic", 0.5, free=True), "newton", {}) is None
+    assert auto.fallback(problem("logistic"), "sdca", {}) == ("newton", {})
+    # wide hinge-type: no Newton; accelerated SDCA at kappa >= 100 on rows of similar lengths
+    assert auto.fallback(problem("squared_hinge"), "sdca", {}) == ("sdca", {"acceleration": True})
+    assert auto.fallback(problem("squared_hinge", free=True), "sdca", {}) is None
+    assert auto.fallback(problem("hinge"), "sdca", {}) is None             # not smooth
+    assert auto.fallback(problem("logistic"), "newton", {"max_cg": 5}) is None
+    # solver options given with "auto": no switch
+    assert auto.plan(problem("logistic"), {"max_cg": 5}, fastdual.SOLVERS) == \
+        [("newton", {"max_cg": 5})]
+
+
+@pytest.mark.filterwarnings("ignore::fastdual.ConvergenceWarning")     # 40 epochs each
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), loss=st.sampled_from(["logistic", "squared_hinge",
+                                                           "squared"]),
+       wide=st.booleans(), log_alpha=st.floats(-7.0, 0.0))
+def test_the_certificate_holds_across_a_forced_switch(seed, loss, wide, log_alpha):
+    """With the stall test made to fire at every check, whatever auto switches to, the model's
+    primal_, dual_, gap_ are the shared certificate of its coef_, intercept_, dual_coef_."""
+    n, d = (30, 80) if wide else (80, 6)
+    X, y = problem_for(loss, n=n, d=d, seed=seed)
+    alpha = 10.0 ** log_alpha
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(switching, "MIN_PASSES", 1)
+        patch.setattr(switching, "STALL_FACTOR", 0.0)
+        model = fastdual.train(X, y, loss=loss, alpha=alpha, tol=1e-12, max_epochs=40,
+                               random_state=seed, check_every=1)
+    plan = auto.plan(model_problem(X, y, loss, alpha), {}, fastdual.SOLVERS)
+    switched = [s["solver"] for s in model.switches_]
+    # (a first method that reaches a zero gap at its first checks never stalls)
+    assert switched in ([], [plan[1][0]] if len(plan) > 1 else [])
+    assert model.solver == (switched[-1] if switched else plan[0][0])
+    cert = certify(X, y, model, loss=loss, alpha=alpha)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+
+
+def model_problem(X, y, loss, alpha):
+    from fastdual._problem import build_problem
+    return build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=0.0,
+                         fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                         loss_params={})
+
+
+def golden_scale(problem, duals, v):
+    """The scaling search as it was: the same golden section, the penalty summed over every
+    entry of v at each value (the reference the cheaper search must agree with)."""
+    c, y, loss = problem.sample_weight, problem.y, problem.loss
+    kept = c > 0.0
+    c, y, duals = c[kept], y[kept], duals[kept]
+    n, l2, kappa = problem.n_samples, problem.l2, problem.l1 / problem.l2
+    magnitude = np.abs(v)
+
+    def value(s):
+        excess = np.maximum(s * magnitude - kappa, 0.0)
+        return (float(c @ loss.dual_values(y, s * duals)) / n
+                - 0.5 * l2 * float(excess @ excess))
+
+    ratio = 0.5 * (np.sqrt(5.0) - 1.0)
+    lo, hi = 0.0, 1.0
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = value(a), value(b)
+    for _ in range(60):
+        if fa >= fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = value(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = value(b)
+    return max(((s, value(s)) for s in (1.0, 0.5 * (lo + hi), 0.0)), key=lambda t: t[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), kappa=st.sampled_from([0.0, 0.01, 0.3, 2.0]),
+       s=st.floats(0.0, 1.0))
+def test_the_scaled_penalty_is_the_sum_over_every_entry(seed, kappa, s):
+    v = np.random.default_rng(seed).standard_normal(500) * 3.0
+    expected = float(np.sum(np.maximum(s * np.abs(v) - kappa, 0.0) ** 2))
+    assert sdca.scaled_penalty(v, kappa)(s) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::fastdual.ConvergenceWarning")     # 200 epochs each
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.3])
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])
+def test_accelerated_sdca_keeps_its_model_with_the_cheaper_scaling(loss, l1_ratio):
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 2000, density=0.01, random_state=1, format="csr")
+    X = sp.csr_matrix(sp.diags(rng.lognormal(0, 1.0, 300)) @ X)
+    y = np.where(rng.standard_normal(300) > 0, 1.0, -1.0)
+    run = dict(loss=loss, alpha=1e-5, l1_ratio=l1_ratio, solver="sdca", acceleration=True,
+               tol=1e-6, max_epochs=200, random_state=0, check_every=1)
+    model = fastdual.train(X, y, **run)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sdca, "best_dual_scale", golden_scale)
+        before = fastdual.train(X, y, **run)
+    # The iterates do not depend on the scaling (it only shortens the duals reported): the
+    # coefficients and every primal value are the same bits; the dual values agree to
+    # rounding, the scaled duals to the flatness of the dual along the ray.
+    assert np.array_equal(model.coef_, before.coef_)
+    assert [h["primal"] for h in model.history_] == [h["primal"] for h in before.history_]
+    for new, old in zip(model.history_, before.history_):
+        assert new["dual"] == pytest.approx(old["dual"], rel=1e-12)
+    assert model.gap_ == pytest.approx(before.gap_, rel=1e-12)
+    assert np.allclose(model.dual_coef_, before.dual_coef_, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("after", [1, 3, 8])
+def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
+    """After Ctrl-C the model is the best certified checkpoint, which may be older than the
+    switch: its solver and switches_ are those of that checkpoint."""
+    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    objective = dict(loss="squared", C=10.0)
+    full = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, **objective)
+    [switch] = full.switches_
+    checks_after = []
+
+    def interrupt(info):
+        if info["epoch"] > switch["epoch"]:
+            checks_after.append(info["epoch"])
+            if len(checks_after) == after:
+                raise KeyboardInterrupt
+
+    with pytest.raises(fastdual.TrainingInterrupted) as caught:
+        fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, callback=interrupt,
+                       **objective)
+    model = caught.value.model
+    seen = model.history_
+    checked = [h for h in full.history_ if h["epoch"] <= checks_after[-1]]
+    best = min(checked, key=lambda h: h["gap"] / abs(h["primal"]))
+    assert model.n_epochs_ == best["epoch"] and model.gap_ == best["gap"]
+    if best["epoch"] > switch["epoch"]:
+        assert model.solver == "sdca" and model.switches_ == [switch]
+    else:
+        assert model.solver == "newton" and model.switches_ == []
+    assert len(seen) == len([h for h in checked if h["epoch"] <= best["epoch"]])
+    cert = certify(X, y, model, **objective)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+
+
+def test_wide_hinge_type_problems_go_on_accelerated_only_on_rows_of_similar_lengths():
+    """Rule 4 starts wide hinge-type problems with plain SDCA; it goes on accelerated when it
+    stalls from kappa >= ACCELERATION_KAPPA only when the rows' c_i ||x_i||^2 spread at most
+    ROW_SPREAD times their mean."""
+    from fastdual._problem import build_problem
+    X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
+    lengths = np.ones(X.shape[0])
+    lengths[0] = 100.0                 # one long row: the largest squared norm ~40 x the mean
+    for rows, spread_ok in ((X, True), (X * lengths[:, None], False)):
+        sizes = np.sum(rows ** 2, axis=1) + 1.0                # the intercept feature's 1
+        r2 = sizes.max()
+        for kappa, accelerated in ((50.0, False), (5000.0, spread_ok)):
+            alpha = r2 / (0.5 * kappa * rows.shape[0])           # gamma = 1/2
+            p = build_problem(rows, y, loss="squared_hinge", alpha=alpha, C=None,
+                              l1_ratio=0.0, fit_intercept=True, intercept_scaling=1.0,
+                              sample_weight=None, loss_params={})
+            assert auto.condition_number(p) == pytest.approx(kappa, rel=1e-12)
+            assert auto.row_spread(p) == pytest.approx(r2 / sizes.mean(), rel=1e-12)
+            assert (auto.row_spread(p) <= auto.ROW_SPREAD) == spread_ok
+            assert auto.rule(p) == ("sdca", {}, 4)
+            assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == (
+                [("sdca", {"acceleration": True})] if accelerated else [])
+
+
+def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():
+    """Accelerated SDCA takes no free intercept: rule 4 never goes on accelerated there (auto
+    had raised SDCA's ValueError)."""
+    X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
+    model = fastdual.train(X, y, loss="squared_hinge", alpha=1e-7, regularize_intercept=False,
+                           tol=1e-6, max_epochs=5000, random_state=0)
+    assert model.solver == "sdca" and model.intercept_mode == "free" and model.converged_
+    cert = certify(X, y, model, loss="squared_hinge", alpha=1e-7, regularize_intercept=False)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
