@@ -152,36 +152,71 @@ class OnlineRDA:
 
     def certify_chunks(self, chunks):
         """The certificate (fastdual.Certificate) of the current model on the rows of an
-        iterable of (X, y) chunks, in one pass that holds one chunk at a time: the certificate's
-        block form (_core/gap.pyx block_sums per chunk, then combine), with each row's dual from
-        its margin, -loss'(x_i . w), as duality_gap(..., refine_epochs=0) takes on the same rows
-        loaded whole (sample weights 1). It needs an l2 term and no free intercept (the free
-        intercept's dual constraint and pure l1's dual scaling need every dual at once): for
-        those it returns None. Stores it as certificate_, which model() then reports."""
+        iterable of (X, y) chunks, holding one chunk at a time: the certificate's block form
+        (_core/gap.pyx block_sums per chunk, then combine), with each row's dual from its
+        margin, -loss'(x_i . w), as duality_gap(..., refine_epochs=0) takes on the same rows
+        loaded whole (sample weights 1). One pass with an l2 term; with pure l1 two (chunks a
+        callable returning a fresh iterable, or a list): the first sums v(duals), whose largest
+        entry scales the duals into the dual's feasible set, the second certifies the scaled
+        duals. With a free intercept (whose dual constraint needs every dual at once), or pure
+        l1 with a one-pass iterable, it returns None. Stores it as certificate_, which model()
+        then reports."""
         if self.state is None:
             raise ValueError("the stream has seen no data yet: call partial_fit first")
-        if self.l2 == 0.0 or self.free_intercept:
+        if self.free_intercept:
+            return None
+        if callable(chunks):
+            read = chunks
+        elif self.l2 > 0.0 or isinstance(chunks, (list, tuple)):
+            read = lambda: chunks  # noqa: E731 - a re-readable collection, or one pass
+        else:
             return None
         d = self.state.n_features
         w = self.state.coefficients()
+
+        def block_pass(scale, v):
+            """(loss, conjugate, Fenchel-Young sums, rows) over the chunks, the duals times
+            scale; v += their share of X^T (c duals) (divided by l2 n_total: here by 1)."""
+            loss_sum = conj_sum = fy_sum = 0.0
+            n = 0
+            for X, y in read():
+                matrix = _validation.check_matrix(X, "X", n_features=d)
+                targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task,
+                                                     self.loss, self.classes)
+                margins = matrix.matvec(w[:d]) + self.bias * w[d]
+                duals = self._loss.duals_from_margins(targets, margins)
+                if scale != 1.0:
+                    duals *= scale
+                sums = _gap.block_sums(*matrix.kernel_args, matrix.n_samples, d, self.bias,
+                                       targets, np.ones(matrix.n_samples), w, duals, 1.0, 1,
+                                       self._loss, v)
+                loss_sum, conj_sum, fy_sum = (loss_sum + sums[0], conj_sum + sums[1],
+                                              fy_sum + sums[2])
+                n += matrix.n_samples
+            if n == 0:
+                raise ValueError("the certificate pass read no rows")
+            return loss_sum, conj_sum, fy_sum, n
+
         v = np.zeros(d + 1)
-        loss_sum = conj_sum = fy_sum = 0.0
-        n = 0
-        for X, y in chunks:
-            matrix = _validation.check_matrix(X, "X", n_features=d)
-            targets = _validation.encode_targets(y, matrix.n_samples, self.spec.task, self.loss,
-                                                 self.classes)
-            margins = matrix.matvec(w[:d]) + self.bias * w[d]
-            duals = self._loss.duals_from_margins(targets, margins)
-            # (v's shares summed unscaled, l2 = n_total = 1, and scaled once at the end)
-            sums = _gap.block_sums(*matrix.kernel_args, matrix.n_samples, d, self.bias, targets,
-                                   np.ones(matrix.n_samples), w, duals, 1.0, 1, self._loss, v)
-            loss_sum, conj_sum, fy_sum = loss_sum + sums[0], conj_sum + sums[1], fy_sum + sums[2]
-            n += matrix.n_samples
-        if n == 0:
-            raise ValueError("the certificate pass read no rows")
-        v *= 1.0 / (self.l2 * n)
-        primal, dual, gap = _gap.combine(w, v, loss_sum, conj_sum, fy_sum, n, self.l2, self.l1)
+        if self.l2 > 0.0:
+            loss_sum, conj_sum, fy_sum, n = block_pass(1.0, v)
+            v *= 1.0 / (self.l2 * n)
+            primal, dual, gap = _gap.combine(w, v, loss_sum, conj_sum, fy_sum, n, self.l2,
+                                             self.l1)
+        else:
+            # Pure l1: D(a) = (1/n) sum_i -phi*(-a_i) on ||X^T a / n||_inf <= l1, so the margin
+            # duals are scaled by min(1, l1 / ||v||_inf) (the gap function's rescaling), and
+            # gap = FY sum / n + l1 ||w||_1 - w . v(scaled duals), each term >= 0.
+            _, _, _, n = block_pass(1.0, v)
+            largest = float(np.max(np.abs(v))) / n
+            scale = 1.0 if largest <= self.l1 else self.l1 / largest
+            v[:] = 0.0
+            loss_sum, conj_sum, fy_sum, n = block_pass(scale, v)
+            v *= 1.0 / n
+            l1_norm = self.l1 * float(np.sum(np.abs(w)))
+            primal = loss_sum / n + l1_norm
+            dual = conj_sum / n
+            gap = fy_sum / n + max(l1_norm - float(w @ v), 0.0)
         self.certificate_ = Certificate(gap, primal, dual, _loop.relative_gap(primal, dual, gap))
         self._certified_steps = self.state.steps
         return self.certificate_
@@ -360,8 +395,8 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     its rows (OnlineRDA.certify_chunks: primal_, dual_, gap_ of stream.model() and
     stream.certificate_), in block form, one chunk at a time. Default (None): when the source
     can be read again (files or a callable); False skips it; True with a one-pass iterable is
-    an error. The objective needs an l2 term and no free intercept; otherwise the model's
-    certificate stays NaN (certify=True then raises).
+    an error. Pure l1 reads the source twice for it (the duals' scaling, then the certificate).
+    With a free intercept the model's certificate stays NaN (certify=True then raises).
     """
     if epochs is not None:
         warnings.warn("epochs is deprecated: max_epochs counts the passes over the source",
@@ -418,10 +453,9 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
     task = make_loss(loss, {})[0].task
     stream = OnlineRDA(loss, alpha=alpha, l1_ratio=l1_ratio,
                        classes=classes if task == "binary" else None, **options)
-    if certify and (stream.l2 == 0.0 or stream.free_intercept):
-        raise ValueError("certify=True: a stream's certificate needs an l2 term (l1_ratio < 1) "
-                         "and no free intercept (regularize_intercept=True or "
-                         "fit_intercept=False)")
+    if certify and stream.free_intercept:
+        raise ValueError("certify=True: a stream's certificate needs no free intercept "
+                         "(regularize_intercept=True or fit_intercept=False)")
     bar = _progress(total * epochs, verbose) if files else None
     try:
         for _ in range(epochs):
@@ -445,5 +479,5 @@ def train_stream(source, *, loss=DEFAULTS["loss"], alpha=DEFAULTS["stream_alpha"
         if bar is not None:
             bar.close()
     if certify is not False and stream.state is not None:
-        stream.certify_chunks(passes())
+        stream.certify_chunks(passes)
     return stream

@@ -14,7 +14,7 @@ def write(path, X, y):
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "smooth_hinge"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5, 1.0])
 def test_the_stream_certificate_is_duality_gap_on_the_whole_file(tmp_path, loss, fit_intercept,
                                                                   l1_ratio):
     X, y = problem_for(loss, n=150, d=7, seed=2, sparse=True)
@@ -58,8 +58,10 @@ def test_what_cannot_be_certified_in_blocks_is_said():
     once = iter([(X, y)])
     with pytest.raises(ValueError, match=r"certify=True needs a source that can be read again"):
         fastdual.train_stream(once, loss="squared", certify=True)
-    with pytest.raises(ValueError, match=r"certify=True: a stream's certificate needs an l2"):
-        fastdual.train_stream(lambda: [(X, y)], loss="squared", l1_ratio=1.0, certify=True)
+    with pytest.raises(ValueError, match=r"certify=True: a stream's certificate needs no free "
+                                         r"intercept"):
+        fastdual.train_stream(lambda: [(X, y)], loss="squared", regularize_intercept=False,
+                              certify=True)
     with pytest.raises(TypeError, match=r"certify must be None, True or False"):
         fastdual.train_stream(lambda: [(X, y)], loss="squared", certify="yes")
     # by default a free intercept's stream is trained and left uncertified
