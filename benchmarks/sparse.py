@@ -90,6 +90,9 @@ def solvers(loss, l1_ratio, alpha, n):
     def fastdual_fit(X, y, budget, tol=0.0):
         return fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, solver="cd",
                               fit_intercept=False, tol=tol, max_epochs=budget).coef_
+    # (its epochs are outer steps of several passes each: successive budgets below one step's
+    # passes stop at the same point, which is not a solver stopping on its own criterion)
+    fastdual_fit.repeats_points = True
     out["fastdual cd"] = fastdual_fit
 
     from sklearn.linear_model import Lasso, LogisticRegression
@@ -235,7 +238,8 @@ def curve(fit, X, y, objective, repeats, max_seconds, p_floor):
             break
         if seconds > max_seconds / 3 or spent > max_seconds:
             break
-        if len(points) >= 3 and points[-1][2] == points[-2][2] == points[-3][2]:
+        if (len(points) >= 3 and points[-1][2] == points[-2][2] == points[-3][2]
+                and not getattr(fit, "repeats_points", False)):
             break
     return points
 
