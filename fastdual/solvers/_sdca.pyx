@@ -33,7 +33,8 @@ from cython cimport floating
 from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-from fastdual._core.losses cimport Loss, step_of, slope_of
+from fastdual._core.losses cimport Loss, slope_of
+from fastdual.solvers._sdca_step cimport dual_step
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
@@ -41,8 +42,6 @@ from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, ro
 cnp.import_array()
 
 cdef enum:
-    OPTION_I = 1
-    OPTION_IV = 4
     # How many steps ahead the permutation's rows are prefetched: the row pointers PREFETCH_FAR
     # steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on epochs of a9a,
     # mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows of 14-20
@@ -77,7 +76,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef bint shrinking = loss.has_box and not with_replacement
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
-    cdef double z, c, q, a_old, a_new, delta, scale, u, du, s, gap_i, slope
+    cdef double z, c, q, a_old, a_new, delta, scale, slope
     cdef double max_slope = 0.0
     cdef Py_ssize_t t, i, start, end, ahead, n_steps
     cdef RandomState rs
@@ -113,19 +112,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             z = row_dot(x, ind, start, end, w_ptr) + bias * w_ptr[n_features]
             q = c * sq_norms[i] * inv_l2n
             a_old = duals[i]
-            if option == OPTION_I:
-                a_new = step_of(loss, y[i], z, a_old, q)
-            else:
-                u = loss.dual_from_margin(y[i], z)
-                du = u - a_old
-                if du == 0.0:
-                    a_new = a_old
-                else:
-                    gap_i = (loss.value(y[i], z) - loss.dual_value(y[i], a_old) + z * a_old
-                             + 0.5 * loss.gamma * du * du)
-                    s = gap_i / (du * du * (loss.gamma + q_max))
-                    s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
-                    a_new = a_old + s * du
+            a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
             delta = a_new - a_old
             if shrinking:
                 slope = c * fabs(slope_of(loss, y[i], z, a_old))

@@ -47,7 +47,8 @@ from cython cimport floating
 from cython.parallel cimport prange
 from libc.math cimport fabs
 
-from fastdual._core.losses cimport Loss, step_of, slope_of
+from fastdual._core.losses cimport Loss, slope_of
+from fastdual.solvers._sdca_step cimport dual_step
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, soft_threshold)
 
@@ -75,7 +76,6 @@ cdef extern from *:
 OPENMP = bool(FASTDUAL_OPENMP)
 
 cdef enum:
-    OPTION_I = 1
     PREFETCH_FAR = 16   # as _sdca.pyx (measured there)
     PREFETCH_NEAR = 3
 
@@ -91,7 +91,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
     """Seed 000's steps over the samples order[0:n_steps] (one thread's block); the same
     arithmetic as _sdca.pyx's loop, with atomic additions to v. Writes the block's active count
     (shrinking) to kept and its largest projected slope to max_slope_out."""
-    cdef double z, c, q, a_old, a_new, delta, scale, u, du, s, gap_i, slope
+    cdef double z, c, q, a_old, a_new, delta, scale, slope
     cdef double max_slope = 0.0
     cdef Py_ssize_t t = 0, i, start, end, k, j, ahead
     while t < n_steps:
@@ -110,19 +110,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         z = row_dot(x, ind, start, end, w) + bias * w[n_features]
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
-        if option == OPTION_I:
-            a_new = step_of(loss, y[i], z, a_old, q)
-        else:
-            u = loss.dual_from_margin(y[i], z)
-            du = u - a_old
-            if du == 0.0:
-                a_new = a_old
-            else:
-                gap_i = (loss.value(y[i], z) - loss.dual_value(y[i], a_old) + z * a_old
-                         + 0.5 * loss.gamma * du * du)
-                s = gap_i / (du * du * (loss.gamma + q_max))
-                s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
-                a_new = a_old + s * du
+        a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
         delta = a_new - a_old
         if shrinking:
             slope = c * fabs(slope_of(loss, y[i], z, a_old))
