@@ -13,30 +13,18 @@ The table's last column is auto's time over the fastest candidate's in the same 
 """
 import argparse
 import json
-import time
 import warnings
 
 import numpy as np
 
-import fastdual
 from benchmarks.datasets import load
+from benchmarks.timing import timed_train as timed
 from fastdual._problem import build_problem
 from fastdual.solvers import auto
 
 PROBLEMS = {"logistic": ("logistic", 0.0), "squared_hinge": ("squared_hinge", 0.0),
             "smooth_hinge": ("smooth_hinge", 0.0), "ridge": ("squared", 0.0),
             "elastic_logistic": ("logistic", 0.5)}
-
-
-def timed(X, y, repeats, **kwargs):
-    times, model = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model = fastdual.train(X, y, tol=1e-4, max_epochs=1000, random_state=0, **kwargs)
-        times.append(time.perf_counter() - start)
-        if times[0] > 1.0:
-            break
-    return float(np.median(times)), bool(model.converged_), model.solver
 
 
 def main():

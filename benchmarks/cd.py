@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from benchmarks.datasets import load, normalize_rows  # noqa: E402
-from benchmarks.timing import matvec_floor  # noqa: E402
+from benchmarks.timing import matvec_floor, timed_fit as timed  # noqa: E402
 
 TARGETS = (1e-4, 1e-6)
 BUDGETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
@@ -95,15 +95,6 @@ def solvers(lam):
     except ImportError:
         pass
     return out
-
-
-def timed(fit, X, y, budget, repeats):
-    times, coef = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        coef = fit(X, y, budget)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), coef
 
 
 def curve(fit, X, y, lam, repeats, max_seconds, stop=1e-9, p_floor=None):

@@ -47,7 +47,7 @@ import scipy.sparse as sp  # noqa: E402
 
 from benchmarks.cd import correlated_dense  # noqa: E402
 from benchmarks.datasets import load, make_sparse_text, normalize_rows  # noqa: E402
-from benchmarks.timing import matvec_floor  # noqa: E402
+from benchmarks.timing import matvec_floor, timed_fit as timed  # noqa: E402
 
 TARGETS = (1e-4, 1e-6)
 BUDGETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
@@ -76,8 +76,9 @@ def primal(X, y, w, loss, alpha, l1_ratio):
 
 
 def alpha_max(X, y, loss, l1_ratio):
-    slope = {"squared": -y, "logistic": -0.5 * y, "squared_hinge": -2.0 * y}[loss]
-    return float(np.max(np.abs(X.T @ slope))) / X.shape[0] / l1_ratio
+    """fastdual.alpha_max without an intercept: the smallest alpha at which w = 0 is optimal."""
+    import fastdual
+    return fastdual.alpha_max(X, y, loss=loss, l1_ratio=l1_ratio, fit_intercept=False)
 
 
 # -- the solvers: name -> fit(X, y, budget) -> coef --------------------------------------------
@@ -208,19 +209,6 @@ def solvers(loss, l1_ratio, alpha, n):
 
 
 # -- curves ------------------------------------------------------------------------------------
-
-def timed(fit, X, y, budget, repeats):
-    times, coef = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            coef = fit(X, y, budget)
-        times.append(time.perf_counter() - start)
-        if times[0] > 1.0:
-            break
-    return float(np.median(times)), coef
-
 
 def curve(fit, X, y, objective, repeats, max_seconds, p_floor):
     ladder = TOLERANCES if getattr(fit, "tolerances", False) else BUDGETS
