@@ -413,13 +413,6 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     return sweep, work, first, largest
 
 
-def curvatures(const double[::1] y, const double[::1] cn, Loss loss, const double[::1] z,
-               double[::1] h):
-    """h_i = cn_i phi''(y_i, z_i) for every sample (the generalised second derivative)."""
-    cdef Py_ssize_t i, n = z.shape[0]
-    with nogil:
-        for i in range(n):
-            h[i] = cn[i] * loss.curvature(y[i], z[i])
 
 def screen(const double[::1] v, double factor, const double[::1] norms, double radius,
            double l1, const int[::1] features, unsigned char[::1] screened):

@@ -126,6 +126,7 @@ class CD:
             self.h = np.empty(n)        # the samples' curvatures at w
             self.r = np.empty(n)        # the Newton model's margins X (w_trial - w)
             self.q = np.empty(n)        # its derivative in the margins, g + h r
+            self.trial = np.empty(d + 1)  # the model's minimiser on the working set
             self.floor = MODEL_FLOOR * self.lipschitz   # the model's least curvature
         self._refresh()
 
@@ -226,38 +227,43 @@ class CD:
         self.ws = ws
         curvature, hsums = np.empty(ws.shape[0]), np.empty(ws.shape[0])
         free_last = problem.free_intercept and problem.bias and ws[-1] == d
-        work = 0.0
+        work, stale = 0.0, False
         while work < budget:
-            _cd.curvatures(self.y, self.cn, self.loss, self.z, self.h)
-            trial = self.w.copy()
+            # u, h and the loss at w in one pass over the margins
+            loss = _newton.loss_terms(self.y, self.cn, self.z, self.loss, self.u, self.h)
+            stale = False
+            np.copyto(self.trial, self.w)
             self.r[:] = 0.0
             self.q[:] = self.u
             sweeps, entries, violation, _ = _cd.model_sweeps(
-                *self.columns, n, d, self.bias, self.h, trial, self.r, self.q, ws,
+                *self.columns, n, d, self.bias, self.h, self.trial, self.r, self.q, ws,
                 self.floor, problem.l2, problem.l1, problem.free_intercept, MODEL_SWEEPS,
                 tol, MODEL_TOL * tol, curvature, hsums)
             work += entries + 2 * n
             if violation <= tol:
                 break
-            reads, moved = self._line_search(ws, trial[ws], free_last)
+            reads, moved = self._line_search(ws, self.trial[ws], free_last, loss)
             work += reads
             if not moved:
                 # No sufficient decrease (at a precision where the objective's differences are
                 # rounding): the sweeps with the global curvature bound, monotone by
-                # construction, finish the working set.
+                # construction, finish the working set (u is w's: w did not move).
                 return work + self._solve_working_set(ws, tol)
+            stale = True
+        if stale:
+            self._refresh()             # u for the margins the last step moved
         self.recorded = 0
         return work
 
-    def _line_search(self, ws, target, free_last):
+    def _line_search(self, ws, target, free_last, before):
         """w <- w + t (target - w) on the working set for the largest t in 1, 1/2, ... with
         P(w + t d) <= P(w) + SIGMA t Delta, Delta = g . r + pen(target) - pen(w) (< 0 for a
-        step that decreases the model); the margins move by t r. Returns the entries read."""
+        step that decreases the model); the margins move by t r (u is left stale). `before`:
+        the loss term at w. Returns (the entries read, whether w moved)."""
         problem = self.problem
         start = self.w[ws]
         step = target - start
         before_penalty = penalty(start, problem.l2, problem.l1, free_last)
-        before = _newton.loss_sum(self.y, self.cn, self.z, self.r, 0.0, self.loss)
         decrease = (float(self.u @ self.r)
                     + penalty(target, problem.l2, problem.l1, free_last) - before_penalty)
         if not decrease < 0.0:
@@ -271,7 +277,6 @@ class CD:
             if after <= before + before_penalty + SIGMA * t * decrease:
                 self.w[ws] = candidate
                 self.z += t * self.r
-                self._refresh()
                 return reads, True
             t *= 0.5
         return reads, False
