@@ -165,3 +165,16 @@ def problem_for(loss, **kwargs):
 def data_dir():
     return os.environ.get("FASTDUAL_DATA",
                           os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"))
+
+
+# The only expected failures: the ones scikit-learn marks for its own LinearSVC,
+# LogisticRegression and LinearSVR, for the same reason (training stops at a tolerance, so
+# weighted and repeated rows give equal objectives but not equal bits).
+WEIGHT_EQUIVALENCE = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
+        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
+    "check_sample_weight_equivalence_on_sparse_data":
+        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
+        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
+}

@@ -14,20 +14,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import fastdual
-from conftest import problem_for
+from conftest import WEIGHT_EQUIVALENCE, problem_for
 from fastdual.sklearn import LinearClassifier, LinearRegressor
 
-# The only expected failures: the ones scikit-learn marks for its own LinearSVC,
-# LogisticRegression and LinearSVR, for the same reason (training stops at a tolerance, so
-# weighted and repeated rows give equal objectives but not equal bits).
-WEIGHT_EQUIVALENCE = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
-        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
-    "check_sample_weight_equivalence_on_sparse_data":
-        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
-        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
-}
 
 
 @parametrize_with_checks([LinearClassifier(), LinearClassifier(loss="logistic"),

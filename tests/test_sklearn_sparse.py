@@ -12,16 +12,9 @@ from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import fastdual
+from conftest import WEIGHT_EQUIVALENCE
 from fastdual.sklearn import ElasticNet, ElasticNetCV, Lasso, LassoCV, LinearClassifier
 
-WEIGHT_EQUIVALENCE = {
-    "check_sample_weight_equivalence_on_dense_data":
-        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
-        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
-    "check_sample_weight_equivalence_on_sparse_data":
-        "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
-        "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
-}
 
 CV_WEIGHTS = {
     check: "on this check's data (30 features, 15 distinct rows) the best alpha is the grid's "
