@@ -32,7 +32,7 @@ def certify(X, y, model, **objective):
 def test_a_stalling_first_method_hands_over_and_the_run_converges():
     # Squared loss on wide raw rows: auto's rule picks Newton, whose certificate (duals from
     # its margins) stops shrinking; SDCA from the last certified point converges.
-    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    X, y = text_like(200, 2000, 20, 3.0, seed=0)
     objective = dict(loss="squared", C=10.0)
     run = dict(tol=1e-6, max_epochs=3000, random_state=0)
     with pytest.warns(fastdual.ConvergenceWarning):
@@ -62,7 +62,7 @@ def test_a_stalling_first_method_hands_over_and_the_run_converges():
 
 
 def test_the_switch_is_printed_and_saved(tmp_path, capsys):
-    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    X, y = text_like(200, 2000, 20, 3.0, seed=0)
     model = fastdual.train(X, y, loss="squared", C=10.0, tol=1e-6, max_epochs=3000,
                            random_state=0, verbose=1)
     out = capsys.readouterr().out
@@ -210,7 +210,7 @@ def test_accelerated_sdca_keeps_its_model_with_the_cheaper_scaling(loss, l1_rati
 def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
     """After Ctrl-C the model is the best certified checkpoint, which may be older than the
     switch: its solver and switches_ are those of that checkpoint."""
-    X, y = text_like(200, 2000, 20, 2.0, seed=0)
+    X, y = text_like(200, 2000, 20, 3.0, seed=0)
     objective = dict(loss="squared", C=10.0)
     full = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, **objective)
     [switch] = full.switches_

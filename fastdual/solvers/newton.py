@@ -18,6 +18,9 @@ from fastdual.solvers.common import Option, penalty, soft_threshold
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1
+# CG stops at a residual of FORCING times the gradient's norm (LIBLINEAR's truncated Newton's
+# tolerance; docs/math.md Sec. 4f): a relative test, the same at every scale of the objective.
+FORCING = 0.1
 # linear_solver="auto": the direct solve when forming and factoring the Hessian,
 # sum_i nnz_i^2 / 2 + (d + 1)^3 / 3 multiply-adds, costs less than this many CG passes of
 # 2 nnz each (the CG iterations a Newton step takes at small alpha; docs/math.md Sec. 4f).
@@ -138,7 +141,7 @@ class Newton:
 
     def _cg_step(self, gradient, free, norm):
         """Preconditioned conjugate gradient on H s = -g (over the free coordinates) to the
-        forcing tolerance min(0.5, sqrt||g||) ||g||. The preconditioner is LIBLINEAR's mix of
+        forcing tolerance FORCING ||g||. The preconditioner is LIBLINEAR's mix of
         the identity and the Jacobi diagonal, (1 - PRECONDITIONER_MIX) l2 +
         PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f). Six d-vectors besides w and g: the
         step, the residual, the direction, its image H d (the buffer), the preconditioner and
@@ -160,7 +163,7 @@ class Newton:
             damp_last = not precond[-1] > 0.0
             if damp_last:
                 precond[-1] = l2
-        forcing = min(0.5, np.sqrt(norm)) * norm
+        forcing = FORCING * norm
         step = np.zeros_like(gradient)
         residual = -gradient
         z = residual / precond
