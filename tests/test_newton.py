@@ -263,3 +263,21 @@ def test_a_newton_epoch_reports_the_passes_it_made(monkeypatch, linear_solver, l
                            solver="newton", linear_solver=linear_solver, tol=1e-10)
     steps = np.diff([0] + [h["epoch"] for h in model.history_])
     assert model.converged_ and np.all(steps >= 2)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_newtons_iterates_do_not_depend_on_the_gradients_scale(loss):
+    """Every test Newton makes is relative (CG's forcing tolerance, Armijo, the
+    preconditioner's mix): the rows times s with alpha times s^2 is the same objective in
+    w / s (P_s(w / s) = P(w)), whose gradient is s times as long; Newton takes the same steps
+    on it, in as many passes, to coefficients 1/s times as large. A tolerance on the gradient's
+    length in absolute units (sqrt ||g||) solves the two to different depths."""
+    X, y = problem_for(loss, n=300, d=400, seed=5, sparse=True)
+    s = 30.0
+    models = [fastdual.train(X * scale, y, loss=loss, alpha=1e-2 * scale ** 2,
+                             fit_intercept=False, solver="newton", linear_solver="cg",
+                             tol=1e-8, max_epochs=2000)
+              for scale in (1.0, s)]
+    assert all(m.converged_ for m in models)
+    assert [h["epoch"] for h in models[0].history_] == [h["epoch"] for h in models[1].history_]
+    np.testing.assert_allclose(models[1].coef_ * s, models[0].coef_, rtol=1e-6, atol=1e-9)
