@@ -13,7 +13,7 @@ Joint: one problem whose duals are vectors, trained by Prox-SDCA (solvers/vector
 the same loop, certified as one (_core/gap.pyx primal_dual_vector).
 """
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numbers
 import warnings
 
@@ -89,9 +89,13 @@ def train(matrix, classes, index, objective, run, multiclass, n_jobs, warm_start
 # -- one-vs-rest ----------------------------------------------------------------------------------
 
 def class_problems(matrix, classes, index, objective):
-    """The k binary problems of one-vs-rest (class m against the rest) on one view of X."""
-    return [build_problem(matrix, np.where(index == m, 1.0, -1.0), **objective)
-            for m in range(classes.shape[0])]
+    """The k binary problems of one-vs-rest (class m against the rest) on one view of X: the
+    first validated and assembled by build_problem, the others its copies with their own
+    targets (every class is present and so is the rest: the same two labels), sharing the
+    rows, the sample weights and the rows' squared norms (one pass for all k)."""
+    first = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
+    return [first] + [replace(first, y=np.where(index == m, 1.0, -1.0), _norms_of=first)
+                      for m in range(1, classes.shape[0])]
 
 
 def train_ovr(matrix, classes, index, objective, run, n_jobs, warm_start):

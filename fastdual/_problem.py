@@ -50,6 +50,9 @@ class Problem:
     intercept_scaling: float
     free_intercept: bool = False   # the intercept feature's weight is not penalised
     _squared_norms: np.ndarray = field(default=None, repr=False)
+    # another problem on the same rows and intercept feature whose squared norms these are (the
+    # classes of one-vs-rest: computed once, by whichever class asks first)
+    _norms_of: object = field(default=None, repr=False)
 
     @property
     def n_samples(self):
@@ -61,6 +64,8 @@ class Problem:
 
     def squared_norms(self):
         """||x_i||^2 + bias^2 for every row (computed once)."""
+        if self._norms_of is not None:
+            return self._norms_of.squared_norms()
         if self._squared_norms is None:
             data, indices, indptr = self.X.kernel_args
             norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples,

@@ -46,6 +46,29 @@ def test_one_vs_rest_is_exactly_the_k_binary_problems(loss, solver):
     assert model.converged_ == all(b.converged_ for b in binary)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_one_vs_rest_computes_the_row_norms_once_for_all_classes(monkeypatch, n_jobs):
+    """The k class problems share the rows, the weights and the rows' squared norms: one pass
+    for them however many classes (SDCA's steps need them in every class)."""
+    from fastdual._core import rows as _rows
+    from fastdual import _problem
+    calls = []
+    original = _rows.row_squared_norms
+    monkeypatch.setattr(_problem._rows, "row_squared_norms",
+                        lambda *a: calls.append(1) or original(*a))
+    X, y = multiclass_problem(n=300, k=5, sparse=True, seed=3)
+    weights = np.random.default_rng(4).uniform(0.5, 2.0, 300)
+    model = fastdual.train(X, y, loss="squared_hinge", alpha=1e-2, solver="sdca", tol=1e-6,
+                           random_state=0, multiclass="ovr", n_jobs=n_jobs,
+                           sample_weight=weights)
+    assert len(calls) == 1 and model.coef_.shape == (5, 7)
+    for m, label in enumerate(model.classes_):
+        single = fastdual.train(X, y == label, loss="squared_hinge", alpha=1e-2,
+                                solver="sdca", tol=1e-6, random_state=0,
+                                sample_weight=weights)
+        assert np.array_equal(model.coef_[m], single.coef_)
+
+
 @pytest.mark.parametrize("loss, l1_ratio, solver", [("smooth_hinge", 0.0, "newton"),
                                                      ("logistic", 1.0, "cd")])
 def test_threads_give_the_same_bits(loss, l1_ratio, solver):
