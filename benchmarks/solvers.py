@@ -107,12 +107,11 @@ class FastDual(Solver):
                              "enet_logistic")
 
     def budgets(self):
-        # A Newton iteration costs many passes and few of them are needed: every count up to
-        # 40 (the shared ladder jumps 6 -> 10 -> 16, which would overstate its time to target);
-        # auto may pick Newton, so it gets every count up to 40 and the ladder beyond.
-        if self.solver == "newton":
-            return list(range(1, 41))
-        if self.solver == "auto" and getattr(self, "auto_picks_newton", True):
+        # A Newton iteration costs several passes: every count up to 40 (the shared ladder
+        # jumps 6 -> 10 -> 16, which would overstate its time to target), then the ladder; auto
+        # may pick Newton, so it gets the same.
+        if self.solver == "newton" or (self.solver == "auto"
+                                       and getattr(self, "auto_picks_newton", True)):
             return list(range(1, 41)) + [b for b in super().budgets() if b > 40]
         return super().budgets()
 

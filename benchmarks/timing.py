@@ -37,11 +37,15 @@ def run_curve(solver, ctx, X, y, problem, alpha, p_ref, budgets, max_seconds,
     Stops when the solver reaches ``stop_subopt`` against ``p_ref``, when the
     cumulated time passes ``max_seconds``, when one fit takes more than
     ``max_run_seconds``, or (iteration budgets) when three consecutive budgets
-    give the same P (the solver stops on its own criterion).
+    give the same P (the solver stops on its own criterion) and the last of them
+    ran fewer passes than its budget allowed (a solver that says how many it ran, in
+    ``ctx["epochs_run"]``: fastdual's Newton iteration makes several passes, so budgets
+    1, 2, 3 all run its first iteration, the same P, and it has not stopped).
     """
     points = []
     spent = 0.0
     for b in budgets:
+        ctx.pop("epochs_run", None)
         t0 = time.perf_counter()
         w = solver.fit(ctx, b)
         t = time.perf_counter() - t0
@@ -53,7 +57,8 @@ def run_curve(solver, ctx, X, y, problem, alpha, p_ref, budgets, max_seconds,
         if spent > max_seconds or t > max_run_seconds:
             break
         if (solver.kind == "iter" and len(points) >= 3
-                and points[-1]["primal"] == points[-2]["primal"] == points[-3]["primal"]):
+                and points[-1]["primal"] == points[-2]["primal"] == points[-3]["primal"]
+                and ctx.get("epochs_run", 0) < b):
             break
     return points
 
