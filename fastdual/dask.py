@@ -42,12 +42,12 @@ OPTION_I = 1
 # Rounds run again after lost workers before giving up with an error.
 MAX_RECOVERIES = 3
 # The steps theta of the margin mix a <- (1 - theta) a + theta a(w) the driver chooses from (the
-# dual is concave along the segment; 0 keeps the duals): 0 and 2^-14 ... 1.
-MIX_STEPS = np.concatenate([[0.0], 2.0 ** -np.arange(14, -1, -1)])
+# dual is concave along the segment; 0 keeps the duals): 0 and 4^-7 ... 1.
+MIX_STEPS = np.concatenate([[0.0], 4.0 ** -np.arange(7, -1, -1)])
 # local_epochs="auto": a round's local work is about LATENCY_MULTIPLE times the round's latency
 # (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS epochs.
-LATENCY_MULTIPLE = 3.0
-MAX_AUTO_EPOCHS = 32
+LATENCY_MULTIPLE = 2.0
+MAX_AUTO_EPOCHS = 16
 # The blocks kept by this process when it is a Dask worker: (training token, block index) -> Block.
 _STATE = {}
 _TOKENS = itertools.count()
@@ -176,12 +176,10 @@ class Block:
         local_seconds = time.perf_counter() - local_start
         # The dual's conjugate part along the segment from the duals after the local work to
         # the margin duals (feasible at every t: the domain of phi* is convex).
-        mixed = np.empty(n)
-        conj_steps = np.empty(MIX_STEPS.shape[0])
-        for j, t in enumerate(MIX_STEPS):
-            np.multiply(self.duals, 1.0 - t, out=mixed)
-            mixed += t * margin_duals
-            conj_steps[j] = self.weights @ np.asarray(self.loss.dual_values(self.y, mixed))
+        mixed = np.outer(1.0 - MIX_STEPS, self.duals)
+        mixed += np.outer(MIX_STEPS, margin_duals)
+        conj_steps = (np.asarray(self.loss.dual_values(self.y, mixed))
+                      .reshape(mixed.shape) @ self.weights)
         self.margin_duals = margin_duals
         seconds = time.perf_counter() - start
         return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
