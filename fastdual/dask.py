@@ -500,9 +500,10 @@ class CoCoA:
             self.v = share + np.sum([p[1] for p in parts], axis=0)
             self.mix = self._mix([p[6] for p in parts])
             self.log.append(self._measure(parts, epochs, wall))
-            self.done_epochs = epochs
+            # (the state this round certified is the previous round's local work)
+            behind, self.done_epochs = self.done_epochs, epochs
             self.round += 1
-        return self.done_epochs if self.round > 1 else 0
+        return behind if self.round > 1 else 0
 
     def _mix(self, extras):
         """The step t of the next round's mix (1 - t) duals + t a(w), a(w) the margin duals of
