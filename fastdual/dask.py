@@ -9,11 +9,14 @@ X is a dask array chunked by rows only (dense or scipy CSR blocks), y a dask arr
 row chunks. Each worker keeps its blocks of rows and their duals in its own memory; every round
 the driver broadcasts v (w = v, or its soft threshold for the elastic net) and each block, in one
 task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
-block_sums) and then runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith, Jaggi
-et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v. The
-driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap as
-the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
-otherwise moves v by the sum of the changes. docs/math.md Sec. 4j; docs/cluster.md.
+block_sums) and then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
+Jaggi et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v.
+The driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap
+as the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
+otherwise moves v by the sum of the changes. Between rounds the duals move towards the margin
+duals of w by the step that maximises the dual (the margin mix, CoCoA._mix), and
+local_epochs="auto" sizes each round's local work to the round's measured latency.
+docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
 costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
@@ -138,15 +141,15 @@ class Block:
         self.round = None
         self.margin_duals = None
 
-    def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_, mix=0.0):
+    def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_, mix=0.0, probe=True):
         """One round: (mix > 0) first move the duals to (1 - mix) duals + mix a(w) with the margin
         duals a(w) of the previous round's w, then certify the duals held now at
         w = grad g*(v), then (epochs > 0) improve them on the local subproblem. Returns
         (duals certified, change of v or None, loss sum, conjugate sum, share of v(duals),
         Fenchel-Young sum, extras) with extras None when epochs = 0, else (share of v(a(w)),
         conjugate sums of (1 - t) duals + t a(w) for t in MIX_STEPS after the local work,
-        seconds of certificate and mix, seconds of local work). Running the same round twice
-        gives the same result."""
+        seconds of certificate and mix, seconds of local work); the first two None unless
+        `probe` (the mix's sums skipped). Running the same round twice gives the same result."""
         start = time.perf_counter()
         if self.round == round_:
             self.duals[:] = self.committed
@@ -163,6 +166,13 @@ class Block:
         self.round, self.committed = round_, self.duals.copy()
         if not epochs:
             return self.committed, None, loss_sum, conj_sum, share, fy_sum, None
+        if not probe:
+            self.margin_duals = None
+            local_start = time.perf_counter()
+            delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed)
+            local_seconds = time.perf_counter() - local_start
+            return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
+                    (None, None, local_start - start, local_seconds))
         # The margin duals at w and their share of v: the other end of the next round's mix.
         margins = np.empty(n)
         _rows.margins(*m.kernel_args, n, d, self.bias, w, margins)
@@ -448,6 +458,8 @@ class CoCoA:
         self.seed = seed
         self.v = np.zeros(problem.n_features + 1)
         self.mix = 0.0                  # the mix step the next round applies first
+        self.probe_wait = self.probe_in = 0   # rounds without the mix's sums (_schedule)
+        self.committed_schedule = (0, 0)
         self.committed = [np.zeros(rows) for rows in blocks.sizes]
         self.committed_v, self.committed_mix = self.v, 0.0
         self.round = 0                  # rounds completed
@@ -468,8 +480,10 @@ class CoCoA:
                     blocks.restore(self.committed)
                     self.restoring = False
                 start = time.perf_counter()
+                probe = self.probe_in == 0
+                before = (self.probe_wait, self.probe_in)
                 parts = blocks.step(self.v, l2, l1, problem.n_samples, len(blocks), epochs,
-                                    self.seed + self.round, self.round, self.mix)
+                                    self.seed + self.round, self.round, self.mix, probe)
                 wall = time.perf_counter() - start
             except blocks.lost_errors as exc:
                 self.failures, self.failed_round = self.failures + 1, self.round
@@ -483,13 +497,14 @@ class CoCoA:
                 # start itself when round 0 fails), its duals as committed (mixed already).
                 self.round = max(self.round - 1, 0)
                 self.v, self.mix = self.committed_v, 0.0
+                self.probe_wait, self.probe_in = self.committed_schedule
                 self.restoring = True
                 self.recoveries += 1
                 continue
             if self.round > self.failed_round:
                 self.failures = 0
             self.committed = [p[0] for p in parts]
-            self.committed_v = self.v
+            self.committed_v, self.committed_schedule = self.v, before
             share = np.sum([p[4] for p in parts], axis=0)
             w = soft_threshold(self.v, l1 / l2) if l1 else self.v
             primal, dual, gap = _gap.combine(w, share, sum(p[2] for p in parts),
@@ -498,7 +513,8 @@ class CoCoA:
             problem.certified = (w, np.concatenate(self.committed), primal, dual, gap)
             # The next v from the duals themselves (no drift) plus this round's changes.
             self.v = share + np.sum([p[1] for p in parts], axis=0)
-            self.mix = self._mix([p[6] for p in parts])
+            self.mix = self._mix([p[6] for p in parts]) if probe else 0.0
+            self._schedule(probe)
             self.log.append(self._measure(parts, epochs, wall))
             # (the state this round certified is the previous round's local work)
             behind, self.done_epochs = self.done_epochs, epochs
@@ -519,20 +535,36 @@ class CoCoA:
         problem = self.problem
         margin_v = np.sum([e[0] for e in extras], axis=0)
         conj = np.sum([e[1] for e in extras], axis=0)
-        best, best_dual = 0.0, -np.inf
-        for t, conj_sum in zip(MIX_STEPS, conj):
-            v = (1.0 - t) * self.v + t * margin_v
-            dual = _gap.combine(v, v, 0.0, conj_sum, 0.0, problem.n_samples, problem.l2,
-                                problem.l1)[1]
-            if dual > best_dual:
-                best, best_dual = t, dual
+        if problem.l1:       # (g* of the elastic net at each mixed v: the certificate's)
+            duals = [_gap.combine(v, v, 0.0, conj_sum, 0.0, problem.n_samples, problem.l2,
+                                  problem.l1)[1]
+                     for v, conj_sum in (((1.0 - t) * self.v + t * margin_v, c)
+                                         for t, c in zip(MIX_STEPS, conj))]
+        else:                # g* = ||v||^2 / 2 along the segment: three products, once
+            vv, vm, mm = self.v @ self.v, self.v @ margin_v, margin_v @ margin_v
+            s = 1.0 - MIX_STEPS
+            duals = (conj / problem.n_samples - 0.5 * problem.l2
+                     * (s * s * vv + 2 * s * MIX_STEPS * vm + MIX_STEPS * MIX_STEPS * mm))
+        best = float(MIX_STEPS[int(np.argmax(duals))])
         if best:
             self.v = (1.0 - best) * self.v + best * margin_v
         return best
 
+    def _schedule(self, probed):
+        """When the blocks next compute the mix's sums (two passes and the conjugate at 9
+        points a row, d-vectors more to return): every round while the mix moves the duals;
+        after a probe that keeps them (step 0), 1, 2, 4, ... 16 rounds without."""
+        if not probed:
+            self.probe_in -= 1
+        elif self.mix > 0:
+            self.probe_wait = self.probe_in = 0
+        else:
+            self.probe_wait = min(max(2 * self.probe_wait, 1), 16)
+            self.probe_in = self.probe_wait
+
     def _measure(self, parts, epochs, wall):
         """The round's record, and local_epochs="auto"'s choice of the next round's epochs."""
-        certify = max(e[2] for _, _, _, _, _, _, e in parts)
+        certify = max(e[2] for _, _, _, _, _, _, e in parts)     # (and the mix's sums)
         local = max(e[3] for _, _, _, _, _, _, e in parts)
         work = max(e[2] + e[3] for _, _, _, _, _, _, e in parts)
         latency = max(wall - work, 0.0) if self.blocks.has_latency else 0.0
@@ -649,10 +681,13 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     with the same row chunks, sample_weight None or one with them too. client: a
     distributed.Client (default: the current one). l1_ratio in [0, 1) (the elastic net; pure
     l1 needs an l2 term here); the intercept regularised (LIBLINEAR's) or none. local_epochs:
-    SDCA epochs per block and round. max_epochs budgets the passes of local work (a round is
-    local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
+    SDCA epochs per block and round, or "auto" (the default): each round's local work about
+    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS epochs
+    (an int gives the same model bit for bit for the same seed; "auto" depends on the times).
+    max_epochs budgets the passes of local work (a round is local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
     dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the
-    passes behind it, history_ has one record per round."""
+    passes behind it, history_ has one record per round, and so has rounds_ (the round's
+    local_epochs, mix step and seconds: wall, work, certify, local, latency)."""
     da, default_client = _require_dask()
     _check_arrays(X, y, sample_weight, da)
     run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
