@@ -2,7 +2,7 @@
 dask-ml; and the algorithm alone as the number of blocks grows.
 
     python -m benchmarks.cluster [--datasets news20 synth_sparse] [--big] [--workers 1 2 4]
-                                 [--dask-ml] [--scaling]
+                                 [--local-epochs auto 1 3] [--dask-ml] [--scaling]
 
 Objective: logistic loss, l2 strength alpha (default 1e-4), no intercept (the objective dask-ml's
 LogisticRegression(fit_intercept=False, C=1/(alpha n)) minimises), rows at unit norm; `--big` adds
@@ -10,8 +10,10 @@ the generated 10^6 x 10^6 problem of benchmarks.scale (float64).
 
 Table 1: for each data set and number of workers K (a LocalCluster of K processes, one thread
 each; the data in K row chunks): seconds and rounds of fastdual.dask.train to a certified relative
-gap of 1e-4 (local_epochs 1 and 3; median of 5, 1 for --big, after a warm-up run on the fresh
-workers; the data already in the workers' memory), against fastdual.train(solver="sdca") in this
+gap of 1e-4 (local_epochs "auto", 1 and 3 by default; median of 5, 1 for --big, after a warm-up
+run on the fresh workers; the data already in the workers' memory), with the round-trip of K
+trivial tasks on the same cluster (median of 20) and the fastdual.dask run's rounds times it
+added to one process's seconds (the floor a run of that many rounds cannot go below), against fastdual.train(solver="sdca") in this
 process (median of 5, 1 for --big) and the one-pass floor (a sparse product X w, median of 5). With --dask-ml:
 dask-ml's LogisticRegression (admm, lbfgs) on K workers (its sparse chunks as pydata/sparse arrays, normalize=False), one run each of
 max_iter = 2, 4, 8, ..., the first whose objective is within 1e-4 (relative) of P*, P* from SDCA certified to 1e-9; its
@@ -64,12 +66,26 @@ def objective(X, y, w, alpha):
     return float(np.mean(np.logaddexp(0.0, -margins)) + 0.5 * alpha * (w @ w))
 
 
+def round_trip(client, workers):
+    """Seconds of one round of `workers` trivial tasks submitted and gathered (median of 20)."""
+    def nothing():
+        return 0
+
+    times = []
+    for _ in range(23):
+        start = time.perf_counter()
+        client.gather([client.submit(nothing, pure=False) for _ in range(workers)])
+        times.append(time.perf_counter() - start)
+    return float(np.median(times[3:]))
+
+
 def timed_fastdual(Xd, yd, alpha, local_epochs, client):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         model = fastdual.dask.train(Xd, yd, loss="logistic", alpha=alpha, fit_intercept=False,
-                                    tol=TOL, max_epochs=2000 * local_epochs,
+                                    tol=TOL, max_epochs=2000 * (16 if local_epochs == "auto"
+                                                                else local_epochs),
                                     local_epochs=local_epochs,
                                     random_state=0, client=client)
     return time.perf_counter() - start, model
@@ -204,6 +220,8 @@ def main(argv=None):
     parser.add_argument("--big", action="store_true", help="add the 10^6 x 10^6 problem")
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4])
     parser.add_argument("--alpha", type=float, default=1e-4)
+    parser.add_argument("--local-epochs", nargs="+", default=["auto", "1", "3"],
+                        help='local epochs per round of the fastdual.dask rows: "auto" or ints')
     parser.add_argument("--dask-ml", action="store_true", help="dask-ml's admm and lbfgs too")
     parser.add_argument("--dask-ml-solvers", nargs="+", default=["admm", "lbfgs"])
     parser.add_argument("--dask-ml-workers", nargs="+", type=int,
@@ -217,9 +235,10 @@ def main(argv=None):
     if args.child:
         return dask_ml_fits(*json.loads(args.child))
     warm = load("a9a", n_samples=2000)       # imports on fresh workers: not in the timings
+    local_epochs = [e if e == "auto" else int(e) for e in args.local_epochs]
     print("| data | n x d | floor (ms) | K workers | method | seconds | rounds / iterations | "
-          "reached | / one-process SDCA |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "reached | / one-process SDCA | / (one process + rounds x round-trip) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, X, y, repeats in data_sets(args):
         floor = floor_seconds(X)
         times = []
@@ -230,8 +249,8 @@ def main(argv=None):
             times.append(time.perf_counter() - start)
         sdca = float(np.median(times))
         head = f"| {name} | {X.shape[0]} x {X.shape[1]} | {1e3 * floor:.1f} |"
-        print(f"{head} - | one-process SDCA | {sdca:.2f} | {single.n_epochs_} epochs | "
-              f"gap {single.relative_gap_:.1e} | 1.0x |", flush=True)
+        print(f"{head} - | one-process SDCA | {sdca:.3f} | {single.n_epochs_} epochs | "
+              f"gap {single.relative_gap_:.1e} | 1.0x | |", flush=True)
         p_star = None
         if args.dask_ml:
             p_star = fastdual.train(X, y, loss="logistic", alpha=args.alpha, solver="sdca",
@@ -241,15 +260,21 @@ def main(argv=None):
                               dashboard_address=None, memory_limit=0) as cluster, \
                     Client(cluster) as client:
                 timed_fastdual(*dask_arrays(*warm, workers, client), args.alpha, 1, client)
+                trip = round_trip(client, workers)
+                print(f"{head} {workers} | round-trip of {workers} trivial tasks | "
+                      f"{trip:.4f} | | | | |", flush=True)
                 Xd, yd = dask_arrays(X, y, workers, client)
-                for local_epochs in (1, 3):
-                    runs = [timed_fastdual(Xd, yd, args.alpha, local_epochs, client)
+                for epochs in local_epochs:
+                    runs = [timed_fastdual(Xd, yd, args.alpha, epochs, client)
                             for _ in range(repeats)]
                     seconds, model = float(np.median([r[0] for r in runs])), runs[0][1]
-                    print(f"{head} {workers} | fastdual.dask, {local_epochs} local epoch(s) | "
-                          f"{seconds:.2f} | {model.n_epochs_ // local_epochs} | "
-                          f"gap {model.relative_gap_:.1e} | "
-                          f"{seconds / sdca:.1f}x |", flush=True)
+                    rounds = len(model.rounds_)
+                    work = ("auto: " + ",".join(str(r["local_epochs"]) for r in model.rounds_)
+                            if epochs == "auto" else f"{epochs} local epoch(s)")
+                    print(f"{head} {workers} | fastdual.dask, {work} | "
+                          f"{seconds:.3f} | {rounds} | "
+                          f"gap {model.relative_gap_:.1e} | {seconds / sdca:.1f}x | "
+                          f"{seconds / (sdca + rounds * trip):.1f}x |", flush=True)
             if not args.dask_ml:     # (after the cluster above is closed: its own cluster)
                 continue
             for solver in args.dask_ml_solvers:
@@ -260,8 +285,9 @@ def main(argv=None):
                 # (a run killed at twice the cap: its max_iter, nothing reached)
                 over = "> %g" % (2 * args.cap if sub == "no run finished" else args.cap)
                 print(f"{head} {workers} | dask-ml {solver} | "
-                      + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x |" if s is not None
-                         else f"{'-' if sub.startswith('stalled') else over} | {it} | {sub} | - |"),
+                      + (f"{s:.2f} | {it} | {sub} | {s / sdca:.1f}x | |" if s is not None
+                         else f"{'-' if sub.startswith('stalled') else over} | {it} | {sub} | - "
+                              "| |"),
                       flush=True)
         if args.scaling and repeats > 1:       # (not for --big: the simulation is serial)
             scaling(name, X, y, args)

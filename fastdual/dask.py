@@ -9,11 +9,14 @@ X is a dask array chunked by rows only (dense or scipy CSR blocks), y a dask arr
 row chunks. Each worker keeps its blocks of rows and their duals in its own memory; every round
 the driver broadcasts v (w = v, or its soft threshold for the elastic net) and each block, in one
 task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
-block_sums) and then runs `local_epochs` SDCA epochs on CoCoA+'s local subproblem (Smith, Jaggi
-et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v. The
-driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap as
-the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
-otherwise moves v by the sum of the changes. docs/math.md Sec. 4j; docs/cluster.md.
+block_sums) and then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
+Jaggi et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v.
+The driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap
+as the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
+otherwise moves v by the sum of the changes. Between rounds the duals move towards the margin
+duals of w by the step that maximises the dual (the margin mix, CoCoA._mix), and
+local_epochs="auto" sizes each round's local work to the round's measured latency.
+docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
 costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
@@ -21,6 +24,8 @@ round runs again (the same seed gives the same result). The model returned is al
 state with its own certificate.
 """
 import itertools
+import math
+import time
 import warnings
 
 import numpy as np
@@ -39,6 +44,13 @@ from fastdual.solvers.common import soft_threshold
 OPTION_I = 1
 # Rounds run again after lost workers before giving up with an error.
 MAX_RECOVERIES = 3
+# The steps theta of the margin mix a <- (1 - theta) a + theta a(w) the driver chooses from (the
+# dual is concave along the segment; 0 keeps the duals): 0 and 4^-7 ... 1.
+MIX_STEPS = np.concatenate([[0.0], 4.0 ** -np.arange(7, -1, -1)])
+# local_epochs="auto": a round's local work is about LATENCY_MULTIPLE times the round's latency
+# (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS epochs.
+LATENCY_MULTIPLE = 2.0
+MAX_AUTO_EPOCHS = 16
 # The blocks kept by this process when it is a Dask worker: (training token, block index) -> Block.
 _STATE = {}
 _TOKENS = itertools.count()
@@ -123,27 +135,65 @@ class Block:
         self.loss = make_loss(*self.loss_spec)[1]
 
     def restore(self, duals):
-        """Back to committed duals."""
+        """Back to committed duals (a block restored or rebuilt holds no margin duals: the
+        round it runs again starts from the committed duals as they are)."""
         self.duals = np.array(duals, dtype=np.float64)
         self.round = None
+        self.margin_duals = None
 
-    def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_):
-        """One round: certify the duals held now at w = grad g*(v), then (epochs > 0) improve
-        them on the local subproblem. Returns (duals certified, change of v or None, loss sum,
-        conjugate sum, share of v(duals), Fenchel-Young sum). Running the same round twice
-        gives the same result."""
+    def step(self, v, l2, l1, n_total, sigma, epochs, seed, round_, mix=0.0, probe=True):
+        """One round: (mix > 0) first move the duals to (1 - mix) duals + mix a(w) with the margin
+        duals a(w) of the previous round's w, then certify the duals held now at
+        w = grad g*(v), then (epochs > 0) improve them on the local subproblem. Returns
+        (duals certified, change of v or None, loss sum, conjugate sum, share of v(duals),
+        Fenchel-Young sum, extras) with extras None when epochs = 0, else (share of v(a(w)),
+        conjugate sums of (1 - t) duals + t a(w) for t in MIX_STEPS after the local work,
+        seconds of certificate and mix, seconds of local work); the first two None unless
+        `probe` (the mix's sums skipped). Running the same round twice gives the same result."""
+        start = time.perf_counter()
         if self.round == round_:
             self.duals[:] = self.committed
+        elif mix and self.margin_duals is not None:
+            self.duals *= 1.0 - mix
+            self.duals += mix * self.margin_duals
         m = self.matrix
+        n, d = m.n_samples, m.n_features
         w = soft_threshold(v, l1 / l2) if l1 else v
-        share = np.zeros(m.n_features + 1)
-        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, m.n_samples,
-                                                     m.n_features, self.bias, self.y,
+        share = np.zeros(d + 1)
+        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, n, d, self.bias, self.y,
                                                      self.weights, w, self.duals, l2, n_total,
                                                      self.loss, share)
         self.round, self.committed = round_, self.duals.copy()
-        delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed) if epochs else None
-        return self.committed, delta, loss_sum, conj_sum, share, fy_sum
+        if not epochs:
+            return self.committed, None, loss_sum, conj_sum, share, fy_sum, None
+        if not probe:
+            self.margin_duals = None
+            local_start = time.perf_counter()
+            delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed)
+            local_seconds = time.perf_counter() - local_start
+            return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
+                    (None, None, local_start - start, local_seconds))
+        # The margin duals at w and their share of v: the other end of the next round's mix.
+        margins = np.empty(n)
+        _rows.margins(*m.kernel_args, n, d, self.bias, w, margins)
+        margin_duals = np.asarray(self.loss.duals_from_margins(self.y, margins))
+        margin_share = np.zeros(d + 1)
+        _rows.transpose_times(*m.kernel_args, n, d, self.bias, self.weights * margin_duals,
+                              margin_share)
+        margin_share /= l2 * n_total
+        local_start = time.perf_counter()
+        delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed)
+        local_seconds = time.perf_counter() - local_start
+        # The dual's conjugate part along the segment from the duals after the local work to
+        # the margin duals (feasible at every t: the domain of phi* is convex).
+        mixed = np.outer(1.0 - MIX_STEPS, self.duals)
+        mixed += np.outer(MIX_STEPS, margin_duals)
+        conj_steps = (np.asarray(self.loss.dual_values(self.y, mixed))
+                      .reshape(mixed.shape) @ self.weights)
+        self.margin_duals = margin_duals
+        seconds = time.perf_counter() - start
+        return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
+                (margin_share, conj_steps, seconds - local_seconds, local_seconds))
 
     def local_round(self, v, l2, l1, n_total, sigma, epochs, seed):
         """CoCoA+'s local subproblem by SDCA from the duals: returns the block's change of v.
@@ -219,6 +269,7 @@ class LocalBlocks:
     the scaling study of benchmarks.cluster and for tests; `train_local`)."""
 
     lost_errors = ()
+    has_latency = False         # (local_epochs="auto" runs 1 epoch a round here)
 
     def __init__(self, parts, loss_name, loss_params, bias, weights=None):
         """parts: (X, y) row blocks; weights: None or one array per block."""
@@ -249,6 +300,8 @@ class LocalBlocks:
 class DaskBlocks:
     """The blocks on a cluster: built on the workers from X's row chunks, one task per block
     and round on the worker that holds it."""
+
+    has_latency = True
 
     def __init__(self, client, X, y, weights, loss_name, loss_params, bias):
         """weights: None or a dask array with y's chunks. The blocks' summaries (labels, counts,
@@ -384,37 +437,54 @@ class BlockProblem:
 
 class CoCoA:
     """CoCoA+'s driver for the one loop (docs/math.md Sec. 4j): `epoch()` is one round, one
-    task per block: certify the state the block holds at the broadcast v, then `local_epochs`
-    SDCA epochs on the local subproblem. `point()` is the state the round certified (the loop's
-    certificate is that round's, summed over the blocks); the epochs it reports are the passes
-    of local work behind that state. A lost worker costs a round: the blocks go back to the
-    committed duals and the round before runs again."""
+    task per block: mix the duals toward the margin duals by the step the driver chose, certify
+    the state the block holds at the broadcast v, then run the round's local epochs of SDCA on
+    the local subproblem. `point()` is the state the round certified (the loop's certificate is
+    that round's, summed over the blocks); the epochs it reports are the passes of local work
+    behind that state. A lost worker costs a round: the blocks go back to the committed duals
+    and the round before runs again.
+
+    local_epochs: an int (that many epochs every round) or "auto": the next round's epochs from
+    this round's measured times, so that the local work is LATENCY_MULTIPLE times the round's
+    latency (1 to MAX_AUTO_EPOCHS epochs; blocks in this process have no latency: 1)."""
 
     name = "cocoa+"
     helper_l2 = 0.0
 
     def __init__(self, problem, blocks, local_epochs, seed):
         self.problem, self.blocks = problem, blocks
-        self.local_epochs, self.seed = local_epochs, seed
+        self.auto = local_epochs == "auto"
+        self.local_epochs = 1 if self.auto else local_epochs
+        self.seed = seed
         self.v = np.zeros(problem.n_features + 1)
+        self.mix = 0.0                  # the mix step the next round applies first
+        self.probe_wait = self.probe_in = 0   # rounds without the mix's sums (_schedule)
+        self.committed_schedule = (0, 0)
         self.committed = [np.zeros(rows) for rows in blocks.sizes]
-        self.committed_v = self.v
+        self.committed_v, self.committed_mix = self.v, 0.0
         self.round = 0                  # rounds completed
+        self.done_epochs = 0            # the local epochs of the last round completed
         self.restoring = False
         self.failures, self.failed_round = 0, -1
         self.recoveries = 0
+        self.log = []                   # one record per round completed (Model.rounds_)
 
     def epoch(self):
         problem, blocks = self.problem, self.blocks
         l2, l1 = problem.l2, problem.l1
         goal = self.round + 1
         while self.round < goal:
+            epochs = self.local_epochs
             try:
                 if self.restoring:   # (a worker lost while restoring is a failed round too)
                     blocks.restore(self.committed)
                     self.restoring = False
-                parts = blocks.step(self.v, l2, l1, problem.n_samples, len(blocks),
-                                    self.local_epochs, self.seed + self.round, self.round)
+                start = time.perf_counter()
+                probe = self.probe_in == 0
+                before = (self.probe_wait, self.probe_in)
+                parts = blocks.step(self.v, l2, l1, problem.n_samples, len(blocks), epochs,
+                                    self.seed + self.round, self.round, self.mix, probe)
+                wall = time.perf_counter() - start
             except blocks.lost_errors as exc:
                 self.failures, self.failed_round = self.failures + 1, self.round
                 if self.failures > MAX_RECOVERIES:
@@ -424,16 +494,17 @@ class CoCoA:
                         "is returned. Check the cluster's workers (memory limits, restarts) and "
                         "train again.") from exc
                 # Back to the last committed state: the round before this one runs again (the
-                # start itself when round 0 fails).
+                # start itself when round 0 fails), its duals as committed (mixed already).
                 self.round = max(self.round - 1, 0)
-                self.v = self.committed_v
+                self.v, self.mix = self.committed_v, 0.0
+                self.probe_wait, self.probe_in = self.committed_schedule
                 self.restoring = True
                 self.recoveries += 1
                 continue
             if self.round > self.failed_round:
                 self.failures = 0
             self.committed = [p[0] for p in parts]
-            self.committed_v = self.v
+            self.committed_v, self.committed_schedule = self.v, before
             share = np.sum([p[4] for p in parts], axis=0)
             w = soft_threshold(self.v, l1 / l2) if l1 else self.v
             primal, dual, gap = _gap.combine(w, share, sum(p[2] for p in parts),
@@ -442,8 +513,69 @@ class CoCoA:
             problem.certified = (w, np.concatenate(self.committed), primal, dual, gap)
             # The next v from the duals themselves (no drift) plus this round's changes.
             self.v = share + np.sum([p[1] for p in parts], axis=0)
+            self.mix = self._mix([p[6] for p in parts]) if probe else 0.0
+            self._schedule(probe)
+            self.log.append(self._measure(parts, epochs, wall))
+            # (the state this round certified is the previous round's local work)
+            behind, self.done_epochs = self.done_epochs, epochs
             self.round += 1
-        return self.local_epochs if self.round > 1 else 0
+        return behind if self.round > 1 else 0
+
+    def _mix(self, extras):
+        """The step t of the next round's mix (1 - t) duals + t a(w), a(w) the margin duals of
+        this round's w, that maximises the dual over MIX_STEPS (t = 0 is the duals after this
+        round's local work): the dual of each from the blocks' conjugate sums and v mixed the
+        same way, through the certificate's combine. Moves self.v to the mixed point's v.
+
+        Why: the blocks' own steps are damped by sigma' = K; where rows of different blocks
+        share directions (a9a's binary features, unit rows), the duals of one block can take
+        over what another's give (A_1 da_1 = -A_2 da_2, w unchanged) only at the pace of that
+        damping, and the dual lags far behind w (docs/math.md Sec. 4j). The margin duals a(w)
+        are w's own; the segment towards them settles that exchange across all blocks at once."""
+        problem = self.problem
+        margin_v = np.sum([e[0] for e in extras], axis=0)
+        conj = np.sum([e[1] for e in extras], axis=0)
+        if problem.l1:       # (g* of the elastic net at each mixed v: the certificate's)
+            duals = [_gap.combine(v, v, 0.0, conj_sum, 0.0, problem.n_samples, problem.l2,
+                                  problem.l1)[1]
+                     for v, conj_sum in (((1.0 - t) * self.v + t * margin_v, c)
+                                         for t, c in zip(MIX_STEPS, conj))]
+        else:                # g* = ||v||^2 / 2 along the segment: three products, once
+            vv, vm, mm = self.v @ self.v, self.v @ margin_v, margin_v @ margin_v
+            s = 1.0 - MIX_STEPS
+            duals = (conj / problem.n_samples - 0.5 * problem.l2
+                     * (s * s * vv + 2 * s * MIX_STEPS * vm + MIX_STEPS * MIX_STEPS * mm))
+        best = float(MIX_STEPS[int(np.argmax(duals))])
+        if best:
+            self.v = (1.0 - best) * self.v + best * margin_v
+        return best
+
+    def _schedule(self, probed):
+        """When the blocks next compute the mix's sums (two passes and the conjugate at 9
+        points a row, d-vectors more to return): every round while the mix moves the duals;
+        after a probe that keeps them (step 0), 1, 2, 4, ... 16 rounds without."""
+        if not probed:
+            self.probe_in -= 1
+        elif self.mix > 0:
+            self.probe_wait = self.probe_in = 0
+        else:
+            self.probe_wait = min(max(2 * self.probe_wait, 1), 16)
+            self.probe_in = self.probe_wait
+
+    def _measure(self, parts, epochs, wall):
+        """The round's record, and local_epochs="auto"'s choice of the next round's epochs."""
+        certify = max(e[2] for _, _, _, _, _, _, e in parts)     # (and the mix's sums)
+        local = max(e[3] for _, _, _, _, _, _, e in parts)
+        work = max(e[2] + e[3] for _, _, _, _, _, _, e in parts)
+        latency = max(wall - work, 0.0) if self.blocks.has_latency else 0.0
+        record = {"round": self.round, "local_epochs": epochs, "mix": self.mix,
+                  "wall_seconds": wall, "work_seconds": work, "certify_seconds": certify,
+                  "local_seconds": local, "latency_seconds": latency}
+        if self.auto:
+            per_epoch = local / epochs
+            wanted = (LATENCY_MULTIPLE * latency - certify) / per_epoch if per_epoch > 0 else 1
+            self.local_epochs = int(min(max(math.ceil(wanted), 1), MAX_AUTO_EPOCHS))
+        return record
 
     def check_due(self, epoch):
         return True                    # every round computes its certificate anyway
@@ -496,6 +628,7 @@ def _train_blocks(blocks, n, d, *, loss, loss_params, alpha, C, l1_ratio, bias,
                        tol=tol, max_epochs=max_epochs, check_every=1, verbose=verbose,
                        callback=callback, on_interrupt=on_interrupt)
     model.recoveries_ = driver.recoveries
+    model.rounds_ = driver.log
     return model
 
 
@@ -503,10 +636,17 @@ def _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs, ran
                fit_intercept, intercept_scaling, regularize_intercept, callback, on_interrupt):
     """train's and train_local's arguments checked as fastdual.train checks them."""
     spec, _, loss_params = make_loss(loss, loss_params)
-    local_epochs = check_int("local_epochs", local_epochs, 1)
+    if isinstance(local_epochs, str):
+        if local_epochs != "auto":
+            raise ValueError(f"local_epochs must be a positive int or 'auto', got "
+                             f"{local_epochs!r}")
+    else:
+        local_epochs = check_int("local_epochs", local_epochs, 1)
     if max_rounds is not None:
         warnings.warn("max_rounds is deprecated: max_epochs counts passes over the data, "
                       "max_rounds * local_epochs of them", DeprecationWarning, stacklevel=3)
+        if local_epochs == "auto":     # (the budget in rounds needs a fixed round: the old one)
+            local_epochs = 1
         max_epochs = check_int("max_rounds", max_rounds, 1) * local_epochs
     for name, value in (("fit_intercept", fit_intercept),
                         ("regularize_intercept", regularize_intercept)):
@@ -530,7 +670,8 @@ def _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs, ran
 def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, sample_weight=None,
           class_weight=None, fit_intercept=True, intercept_scaling=1.0,
           regularize_intercept=DEFAULTS["regularize_intercept"], tol=DEFAULTS["tol"],
-          max_epochs=DEFAULTS["max_epochs"], local_epochs=1, random_state=None, client=None,
+          max_epochs=DEFAULTS["max_epochs"], local_epochs="auto", random_state=None,
+          client=None,
           verbose=0, callback=None, on_interrupt="raise", max_rounds=None, **loss_params):
     """Train on a Dask cluster by CoCoA+ and certify the model by the global duality gap.
 
@@ -540,10 +681,13 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     with the same row chunks, sample_weight None or one with them too. client: a
     distributed.Client (default: the current one). l1_ratio in [0, 1) (the elastic net; pure
     l1 needs an l2 term here); the intercept regularised (LIBLINEAR's) or none. local_epochs:
-    SDCA epochs per block and round. max_epochs budgets the passes of local work (a round is
-    local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
+    SDCA epochs per block and round, or "auto" (the default): each round's local work about
+    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS epochs
+    (an int gives the same model bit for bit for the same seed; "auto" depends on the times).
+    max_epochs budgets the passes of local work (a round is local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
     dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the
-    passes behind it, history_ has one record per round."""
+    passes behind it, history_ has one record per round, and so has rounds_ (the round's
+    local_epochs, mix step and seconds: wall, work, certify, local, latency)."""
     da, default_client = _require_dask()
     _check_arrays(X, y, sample_weight, da)
     run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
@@ -563,7 +707,7 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
 def train_local(parts, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0,
                 sample_weight=None, class_weight=None, fit_intercept=True,
                 intercept_scaling=1.0, regularize_intercept=DEFAULTS["regularize_intercept"],
-                tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], local_epochs=1,
+                tol=DEFAULTS["tol"], max_epochs=DEFAULTS["max_epochs"], local_epochs="auto",
                 random_state=None, verbose=0, callback=None, on_interrupt="raise",
                 max_rounds=None, **loss_params):
     """train's rounds on blocks held in this process (`parts`: a list of (X, y) row blocks;
