@@ -151,9 +151,12 @@ class FastDual(Solver):
     def fit(self, ctx, budget):
         import fastdual
         with warnings.catch_warnings():
-            # tol=0 runs exactly max_epochs (the last epoch is certified)
+            # tol=0 runs exactly max_epochs (the last epoch is certified); auto gets a tol it
+            # does not reach, so that it certifies on its schedule and its stall switch acts
+            # as in a user's run (tol=0 makes no certificate before the last epoch)
             warnings.simplefilter("ignore")
-            model = fastdual.train(ctx["X"], ctx["y"], tol=0.0, max_epochs=int(budget),
+            model = fastdual.train(ctx["X"], ctx["y"], max_epochs=int(budget),
+                                   tol=1e-15 if self.solver == "auto" else 0.0,
                                    **self._kwargs(ctx))
         ctx["epochs_run"] = int(model.n_epochs_)  # it may stop early once the gap is 0
         return np.asarray(model.coef_, dtype=np.float64).ravel()
