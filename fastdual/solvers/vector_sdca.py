@@ -13,6 +13,8 @@ class VectorSDCA:
     # reactivated starts here and halves at each reactivation, down to SHRINK_FLOOR.
     SHRINK_START = 1.0
     SHRINK_FLOOR = 1e-12
+    # A shrunk phase longer than twice the longest so far plus STALL epochs ends as well.
+    STALL = 20
 
     def __init__(self, problem, seed, initial_duals=None, shrinking=True):
         self.problem = problem
@@ -45,7 +47,7 @@ class VectorSDCA:
             self.violation = np.inf
             self.full_start = True       # the next epoch starts with everything active
             self.full_pass = False       # the last epoch did
-            self.epochs = self.last_check = self.check_interval = 0
+            self.phase = self.longest_phase = 0     # epochs since the last reactivation
         else:
             self.scratch = np.zeros((4, k))
             self.sort_order = np.zeros(k, dtype=np.intp)
@@ -67,31 +69,27 @@ class VectorSDCA:
                 self.rng_state, self.scratch, self.sort_order)
             return
         self.full_pass, self.full_start = self.full_start, False
-        self.epochs += 1
+        self.phase += 1
         self.n_active, self.violation = _vector.crammer_singer_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.labels, problem.sample_weight, problem.squared_norms(), self.duals, self.v,
             self.w, problem.vector_loss.gamma, problem.l2, problem.l1, self.order,
             self.rng_state, self.scratch, self.index_scratch, self.classes, self.n_classes,
             self.label_pos, self.n_active, self.shrinking)
-        if self.shrinking and (self.violation < self.shrink_tol or self.n_active == 0):
-            # The shrunk problem is solved to shrink_tol: the next epoch sees everything.
+        if self.shrinking and (self.violation < self.shrink_tol or self.n_active == 0
+                               or self.phase > 2 * self.longest_phase + self.STALL):
+            # The shrunk problem is solved to shrink_tol (or stalls above it, e.g. on steps
+            # that rounding leaves in place): the next epoch sees everything.
+            self.longest_phase = max(self.longest_phase, self.phase)
+            self.phase = 0
             self.reactivate()
             self.shrink_tol = max(0.5 * self.shrink_tol, self.SHRINK_FLOOR)
 
     def check_due(self, epoch):
         """With shrinking, the certificate (a pass over every sample and class) is computed
-        after a full pass: the first epoch, and the one after each reactivation (LIBLINEAR's
-        stopping test runs on the whole problem likewise); and, in case the shrunk problem
-        stalls above shrink_tol, when the epochs since the last check reach twice the
-        previous interval."""
-        if not self.shrinking:
-            return None
-        due = self.full_pass or self.epochs - self.last_check >= max(8, 2 * self.check_interval)
-        if due:
-            self.check_interval = self.epochs - self.last_check
-            self.last_check = self.epochs
-        return due
+        after full passes only: the first epoch, and the one after each reactivation
+        (LIBLINEAR's stopping test runs on the whole problem likewise)."""
+        return self.full_pass if self.shrinking else None
 
     def point(self):
         return self.w, self.duals
