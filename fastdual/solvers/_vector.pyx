@@ -132,9 +132,11 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
     leaves the sample's active set, and a sample with at most one active class leaves the
     epoch's (swapped behind order[0:n]); the caller reactivates everything.
 
-    Returns (n_active, violation): the new count of active samples and the largest
+    Returns (n_active, violation, work): the new count of active samples, the largest
     max_m G_m - min_{m free} G_m over the samples visited (LIBLINEAR's stopping measure, on the
-    shrunk problem). scratch: (7, k) doubles, index_scratch: (2, k) indices."""
+    shrunk problem), and the margins computed, sum over the samples visited of (stored entries
+    + 1) x active classes (a certificate computes (nnz + n) k). scratch: (7, k) doubles,
+    index_scratch: (2, k) indices."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -157,6 +159,7 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
     cdef const double* wrow
     cdef double c, q, scale, xv, g, low, high, d, kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples), violation = 0.0
+    cdef double work = 0.0
     cdef bint elastic = l1 > 0.0, free
     cdef RandomState rs
     rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
@@ -193,6 +196,7 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
             ka = n_classes[i]
             yp = label_pos[i]
             row_range(ptr, i, n_features, &start, &end)
+            work += <double>((end - start + 1) * ka)
             # The margins of the active classes, in their positions.
             if ka == k:
                 wrow = wp + n_features * k
@@ -296,4 +300,4 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
                     cm = moved_class[m]
                     wp[n_features * k + cm] = soft_threshold(row[cm], kappa)
     rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
-    return n, violation
+    return n, violation, work

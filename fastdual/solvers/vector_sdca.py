@@ -48,6 +48,10 @@ class VectorSDCA:
             self.full_start = True       # the next epoch starts with everything active
             self.full_pass = False       # the last epoch did
             self.phase = self.longest_phase = 0     # epochs since the last reactivation
+            # Margins computed since the last certificate, and what a certificate computes.
+            self.work = 0.0
+            stored = int(problem.X.indptr[-1]) if problem.X.is_sparse else n * d
+            self.certificate_work = float((stored + n) * k)
         else:
             self.scratch = np.zeros((4, k))
             self.sort_order = np.zeros(k, dtype=np.intp)
@@ -70,12 +74,13 @@ class VectorSDCA:
             return
         self.full_pass, self.full_start = self.full_start, False
         self.phase += 1
-        self.n_active, self.violation = _vector.crammer_singer_epoch(
+        self.n_active, self.violation, work = _vector.crammer_singer_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.labels, problem.sample_weight, problem.squared_norms(), self.duals, self.v,
             self.w, problem.vector_loss.gamma, problem.l2, problem.l1, self.order,
             self.rng_state, self.scratch, self.index_scratch, self.classes, self.n_classes,
             self.label_pos, self.n_active, self.shrinking)
+        self.work += work
         if self.shrinking and (self.violation < self.shrink_tol or self.n_active == 0
                                or self.phase > 2 * self.longest_phase + self.STALL):
             # The shrunk problem is solved to shrink_tol (or stalls above it, e.g. on steps
@@ -86,13 +91,25 @@ class VectorSDCA:
             self.shrink_tol = max(0.5 * self.shrink_tol, self.SHRINK_FLOOR)
 
     def check_due(self, epoch):
-        """With shrinking, the certificate (a pass over every sample and class) is computed
-        after full passes only: the first epoch, and the one after each reactivation
-        (LIBLINEAR's stopping test runs on the whole problem likewise)."""
-        return self.full_pass if self.shrinking else None
+        """With shrinking, the certificate (a pass over every sample and all k classes) is
+        computed after every full pass (the first epoch, and the one after each reactivation:
+        LIBLINEAR runs its stopping test on the whole problem likewise), and in a shrunk
+        phase when the loop's schedule asks for it, once the epochs since the last check have
+        computed at least as many margins as a certificate does (so that checking costs at
+        most as much as training, however cheap the shrunk epochs)."""
+        if not self.shrinking:
+            return None
+        if self.full_pass:
+            due = True
+        elif self.work >= self.certificate_work:
+            due = None
+        else:
+            due = False
+        return due
+
+    def after_check(self, checkpoint):
+        if self.box_duals:
+            self.work = 0.0
 
     def point(self):
         return self.w, self.duals
-
-    def after_check(self, checkpoint):
-        pass
