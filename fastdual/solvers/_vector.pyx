@@ -160,7 +160,7 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
     cdef double c, q, scale, xv, g, low, high, d, kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples), violation = 0.0
     cdef double work = 0.0, s0, s1, s2, s3
-    cdef Py_ssize_t c0, c1, c2, c3
+    cdef Py_ssize_t c0, c1, c2, c3, width
     cdef bint elastic = l1 > 0.0, free
     cdef RandomState rs
     rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
@@ -172,7 +172,21 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
             if t + PREFETCH_FAR < n and ptr != NULL:
                 prefetch(ptr + order[t + PREFETCH_FAR])
             if t + PREFETCH_NEAR < n:
-                prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+                j = order[t + PREFETCH_NEAR]
+                prefetch_row(x, ind, ptr, j, n_features)
+                if ptr != NULL:
+                    # The rest of its row (prefetch_row asks for its first lines).
+                    for kk in range(ptr[j] + 8, ptr[j + 1], 8):
+                        prefetch(x + kk)
+                    for kk in range(ptr[j] + 16, ptr[j + 1], 16):
+                        prefetch(ind + kk)
+                prefetch(&duals[j, 0])
+                prefetch(&classes[j, 0])
+                prefetch(&n_classes[j])
+                prefetch(&label_pos[j])
+                prefetch(&sample_weight[j])
+                prefetch(&labels[j])
+                prefetch(&sq_norms[j])
             c = sample_weight[i]
             if c == 0.0:
                 t += 1
@@ -212,33 +226,54 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
                 for m in range(k):
                     z[m] = full[cls[m]]
             else:
-                # Four classes at a time, each margin in a register over the row.
+                # Four classes at a time (then the last one to three), each margin in a
+                # register over the row.
                 m = 0
-                while m + 4 <= ka:
-                    c0, c1, c2, c3 = cls[m], cls[m + 1], cls[m + 2], cls[m + 3]
+                while m < ka:
+                    width = min(ka - m, 4)
+                    c0 = cls[m]
+                    c1 = cls[m + 1] if width > 1 else c0
+                    c2 = cls[m + 2] if width > 2 else c0
+                    c3 = cls[m + 3] if width > 3 else c0
                     wrow = wp + n_features * k
                     s0, s1 = bias * wrow[c0], bias * wrow[c1]
                     s2, s3 = bias * wrow[c2], bias * wrow[c3]
-                    for kk in range(start, end):
-                        j = ind[kk] if ind != NULL else kk - start
-                        xv = x[kk]
-                        wrow = wp + j * k
-                        s0 += xv * wrow[c0]
-                        s1 += xv * wrow[c1]
-                        s2 += xv * wrow[c2]
-                        s3 += xv * wrow[c3]
-                    z[m], z[m + 1], z[m + 2], z[m + 3] = s0, s1, s2, s3
-                    m += 4
-                if m < ka:
-                    wrow = wp + n_features * k
-                    for cm in range(m, ka):
-                        z[cm] = bias * wrow[cls[cm]]
-                    for kk in range(start, end):
-                        j = ind[kk] if ind != NULL else kk - start
-                        xv = x[kk]
-                        wrow = wp + j * k
-                        for cm in range(m, ka):
-                            z[cm] += xv * wrow[cls[cm]]
+                    if width == 4:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                            s2 += xv * wrow[c2]
+                            s3 += xv * wrow[c3]
+                    elif width == 3:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                            s2 += xv * wrow[c2]
+                    elif width == 2:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                    else:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            s0 += x[kk] * wp[j * k + c0]
+                    z[m] = s0
+                    if width > 1:
+                        z[m + 1] = s1
+                    if width > 2:
+                        z[m + 2] = s2
+                    if width > 3:
+                        z[m + 3] = s3
+                    m += width
             # Gradients of the (minimised, negated) dual in the active coordinates; low: the
             # smallest among those below their bound (free to rise), high: the largest.
             low = INFINITY
@@ -300,6 +335,21 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
             if nz == 0:
                 continue
             scale = c * inv_l2n
+            if nz == 2 and not elastic:
+                # The common case: one class's dual falls, another's rises.
+                c0, c1 = moved_class[0], moved_class[1]
+                s0, s1 = moved[0], moved[1]
+                for kk in range(start, end):
+                    j = ind[kk] if ind != NULL else kk - start
+                    xv = scale * x[kk]
+                    row = vp + j * k
+                    row[c0] += xv * s0
+                    row[c1] += xv * s1
+                row = vp + n_features * k
+                xv = scale * bias
+                row[c0] += xv * s0
+                row[c1] += xv * s1
+                continue
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
                 xv = scale * x[kk]

@@ -13,6 +13,8 @@ class VectorSDCA:
     # reactivated starts here and halves at each reactivation, down to SHRINK_FLOOR.
     SHRINK_START = 1.0
     SHRINK_FLOOR = 1e-12
+    SHRINK_FACTOR = 0.5
+    CHECK_WORK = 2.0
     # A shrunk phase longer than twice the longest so far plus STALL epochs ends as well.
     STALL = 20
 
@@ -88,7 +90,7 @@ class VectorSDCA:
             self.longest_phase = max(self.longest_phase, self.phase)
             self.phase = 0
             self.reactivate()
-            self.shrink_tol = max(0.5 * self.shrink_tol, self.SHRINK_FLOOR)
+            self.shrink_tol = max(self.SHRINK_FACTOR * self.shrink_tol, self.SHRINK_FLOOR)
 
     def check_due(self, epoch):
         """With shrinking, the certificate (a pass over every sample and all k classes) is
@@ -101,7 +103,7 @@ class VectorSDCA:
             return None
         if self.full_pass:
             due = True
-        elif self.work >= self.certificate_work:
+        elif self.work >= self.CHECK_WORK * self.certificate_work:
             due = None
         else:
             due = False
