@@ -192,17 +192,24 @@ cdef inline void cs_margin_duals(const double* z, Py_ssize_t k, Py_ssize_t y, do
         out[y] = 1.0
 
 
-cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                         double q, double gamma, double* out, double* values,
-                         Py_ssize_t* order) noexcept nogil:
-    """Crammer-Singer (smoothed by gamma): with a multiplier theta for sum a = 0, each
-    coordinate's maximiser is a_j(theta) = min(0, (t_j - theta) / (q + gamma)) for j != y,
-    t_j = q a_j - z_j, and a_y(theta) = min(1, (t_y + q - theta) / q), t_y = q a_y + 1 - z_y - q;
-    f(theta) = sum_j a_j(theta) is piecewise linear and decreasing, 1 below every kink t_j.
-    The kinks are sorted and walked to f's root (docs/math.md, "Multiclass")."""
+cdef inline void cs_step_active(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                double q, double gamma, double* out, double* values,
+                                Py_ssize_t* order) noexcept nogil:
+    """Crammer-Singer's step over k coordinates of a sample (all its classes, or the active ones
+    of a shrunk sample, docs/math.md "Shrinking classes"): z, a, out hold those coordinates;
+    y is the label's position among them, or -1 when the label is not among them (its dual is
+    then held at its bound 1 and the others sum to -1).
+
+    With a multiplier theta for sum a = 0, each coordinate's maximiser is
+    a_j(theta) = min(0, (t_j - theta) / (q + gamma)) for j != y, t_j = q a_j - z_j, and
+    a_y(theta) = min(1, (t_y + q - theta) / q), t_y = q a_y + 1 - z_y - q;
+    f(theta) = sum_j a_j(theta) (+ 1 for a label held at 1) is piecewise linear and decreasing,
+    1 below every kink t_j. The kinks are sorted and walked to f's root (docs/math.md,
+    "Multiclass"). A label whose kink the root does not pass sits exactly at its bound 1."""
     cdef Py_ssize_t j, i, t, key_order
     cdef double key, constant = 1.0, slope = 0.0, theta, total = 0.0
     cdef double inv_q = 1.0 / q, inv_qg = 1.0 / (q + gamma)
+    cdef bint label_free = False
     for j in range(k):
         if j == y:
             values[j] = q * a[j] + 1.0 - z[j] - q
@@ -227,6 +234,7 @@ cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssiz
         if j == y:
             constant += values[i] * inv_q          # 1 becomes (t_y + q - theta) / q
             slope += inv_q
+            label_free = True
         else:
             constant += values[i] * inv_qg
             slope += inv_qg
@@ -243,7 +251,15 @@ cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssiz
             if j != y:
                 out[j] /= total
         total = 1.0
-    out[y] = total
+    if y >= 0:
+        out[y] = total if label_free else 1.0
+
+
+cdef inline void cs_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                         double q, double gamma, double* out, double* values,
+                         Py_ssize_t* order) noexcept nogil:
+    """Crammer-Singer (smoothed by gamma): the step over all k classes (cs_step_active)."""
+    cs_step_active(z, a, k, y, q, gamma, out, values, order)
 
 
 cdef inline double _entropy_cap(double c, double q) noexcept nogil:

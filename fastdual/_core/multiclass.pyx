@@ -76,6 +76,20 @@ cdef class CrammerSinger(VectorLoss):
                    double* out, double* work, Py_ssize_t* order) noexcept nogil:
         cs_step(z, a, k, y, q, self.gamma, out, work, order)
 
+    def active_step_of(self, const double[::1] z, const double[::1] a, Py_ssize_t y, double q):
+        """The step over a shrunk sample's active classes alone (cs_step_active): z, a their
+        margins and duals, y the label's position among them or -1 (the label's dual held at
+        1, the others then summing to -1). Tests compare it with a numerical maximisation."""
+        cdef Py_ssize_t k = z.shape[0]
+        if a.shape[0] != k or not -1 <= y < k or not q > 0.0:
+            raise ValueError(f"active_step_of needs z and a of one length k, -1 <= y < k and "
+                             f"q > 0, got lengths {z.shape[0]}, {a.shape[0]}, y={y}, q={q}")
+        cdef double[::1] out = np.empty(k)
+        cdef double[::1] work = np.empty(k)
+        cdef Py_ssize_t[::1] order = np.empty(k, dtype=np.intp)
+        cs_step_active(&z[0], &a[0], k, y, q, self.gamma, &out[0], &work[0], &order[0])
+        return np.asarray(out)
+
 
 cdef class Multinomial(VectorLoss):
     """logsumexp(z) - z_y."""

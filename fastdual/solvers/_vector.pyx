@@ -14,9 +14,11 @@ import numpy as np
 cimport numpy as cnp
 from cython cimport floating
 
-from fastdual._core.multiclass cimport VectorLoss
+from fastdual._core.multiclass cimport VectorLoss, cs_margin_duals, cs_step_active
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
+
+from libc.math cimport INFINITY
 
 cnp.import_array()
 
@@ -31,16 +33,14 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                  const double[::1] sq_norms, double[:, ::1] duals, double[:, ::1] v,
                  double[:, ::1] w, VectorLoss loss, double l2, double l1,
                  Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state, double[:, ::1] scratch,
-                 Py_ssize_t[::1] sort_order, Py_ssize_t n_active, bint shrinking):
-    """One epoch over a fresh permutation of the active samples order[0:n_active], in place;
-    returns the new n_active. With shrinking, a sample whose step leaves its dual exactly as it
-    was (at the optimum of its own subproblem, e.g. a Crammer-Singer sample classified with
-    margin: a = 0) leaves the active set (swapped behind it) until the caller reactivates
-    everyone. scratch: (4, k) work space, sort_order: (k,) work space."""
+                 Py_ssize_t[::1] sort_order):
+    """One epoch over a fresh permutation of the samples, in place. scratch: (4, k) work space,
+    sort_order: (k,) work space. (Crammer-Singer, whose duals sit on their domain's faces,
+    runs crammer_singer_epoch instead, which shrinks.)"""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef Py_ssize_t k = duals.shape[1], n = n_active
+    cdef Py_ssize_t k = duals.shape[1], n = n_samples
     cdef Py_ssize_t t, i, kk, j, m, start, end, yi
     cdef double* z = &scratch[0, 0]
     cdef double* a_new = &scratch[1, 0]
@@ -88,15 +88,9 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                 delta[m] = a_new[m] - duals[i, m]
                 duals[i, m] = a_new[m]
                 moved = moved or delta[m] != 0.0
-            if not moved:
-                if shrinking:
-                    n -= 1
-                    order[t] = order[n]
-                    order[n] = i
-                else:
-                    t += 1
-                continue
             t += 1
+            if not moved:
+                continue
             scale = c * inv_l2n
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
@@ -114,4 +108,265 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                 for m in range(k):
                     wp[n_features * k + m] = soft_threshold(row[m], kappa)
     rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
-    return n
+
+
+def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                         Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                         const Py_ssize_t[::1] labels, const double[::1] sample_weight,
+                         const double[::1] sq_norms, double[:, ::1] duals, double[:, ::1] v,
+                         double[:, ::1] w, double gamma, double l2, double l1,
+                         Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
+                         double[:, ::1] scratch, Py_ssize_t[:, ::1] index_scratch,
+                         int[:, ::1] classes, int[::1] n_classes, int[::1] label_pos,
+                         Py_ssize_t n_active, bint shrinking):
+    """One Prox-SDCA epoch for Crammer-Singer (seed 000 Sec. 3.3; smoothed by gamma >= 0) over
+    a fresh permutation of the active samples order[0:n_active], with LIBLINEAR -s 4's
+    shrinking of single (sample, class) variables (docs/math.md, "Shrinking classes").
+
+    Sample i's active classes are classes[i, 0:n_classes[i]] (a permutation of 0..k-1 whose
+    tail holds the shrunk ones, each at its bound: 0, or 1 for the label); label_pos[i] is the
+    label's position in it. Only the active classes' margins are computed (one row . w_m each),
+    the step is solved over them (cs_step_active), and V's rows are updated only for the
+    classes whose dual moved. With shrinking, a class at its bound whose gradient
+    G_m = z_m + [m != y] (1 + gamma a_m) lies below every G of the classes that can still rise
+    leaves the sample's active set, and a sample with at most one active class leaves the
+    epoch's (swapped behind order[0:n]); the caller reactivates everything.
+
+    Returns (n_active, violation, work): the new count of active samples, the largest
+    max_m G_m - min_{m free} G_m over the samples visited (LIBLINEAR's stopping measure, on the
+    shrunk problem), and the margins computed, sum over the samples visited of (stored entries
+    + 1) x active classes (a certificate computes (nnz + n) k). scratch: (7, k) doubles,
+    index_scratch: (2, k) indices."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t k = duals.shape[1], n = n_active
+    cdef Py_ssize_t t, i, kk, j, m, start, end, yi, ka, yp, nz, cm, swap
+    cdef double* z = &scratch[0, 0]
+    cdef double* a_old = &scratch[1, 0]
+    cdef double* a_new = &scratch[2, 0]
+    cdef double* values = &scratch[3, 0]
+    cdef double* grad = &scratch[4, 0]
+    cdef double* moved = &scratch[5, 0]
+    cdef double* full = &scratch[6, 0]
+    cdef Py_ssize_t* sort_order = &index_scratch[0, 0]
+    cdef Py_ssize_t* moved_class = &index_scratch[1, 0]
+    cdef int* cls
+    cdef double* ai
+    cdef double* vp = &v[0, 0]
+    cdef double* wp = &w[0, 0]
+    cdef double* row
+    cdef const double* wrow
+    cdef double c, q, scale, xv, g, low, high, d, kappa = l1 / l2
+    cdef double inv_l2n = 1.0 / (l2 * n_samples), violation = 0.0
+    cdef double work = 0.0, s0, s1, s2, s3
+    cdef Py_ssize_t c0, c1, c2, c3, width
+    cdef bint elastic = l1 > 0.0, free
+    cdef RandomState rs
+    rs.s0, rs.s1, rs.s2, rs.s3 = rng_state[0], rng_state[1], rng_state[2], rng_state[3]
+    with nogil:
+        rng_shuffle(&rs, &order[0], n)
+        t = 0
+        while t < n:
+            i = order[t]
+            if t + PREFETCH_FAR < n and ptr != NULL:
+                prefetch(ptr + order[t + PREFETCH_FAR])
+            if t + PREFETCH_NEAR < n:
+                j = order[t + PREFETCH_NEAR]
+                prefetch_row(x, ind, ptr, j, n_features)
+                if ptr != NULL:
+                    # The rest of its row (prefetch_row asks for its first lines).
+                    for kk in range(ptr[j] + 8, ptr[j + 1], 8):
+                        prefetch(x + kk)
+                    for kk in range(ptr[j] + 16, ptr[j + 1], 16):
+                        prefetch(ind + kk)
+                prefetch(&duals[j, 0])
+                prefetch(&classes[j, 0])
+                prefetch(&n_classes[j])
+                prefetch(&label_pos[j])
+                prefetch(&sample_weight[j])
+                prefetch(&labels[j])
+                prefetch(&sq_norms[j])
+            c = sample_weight[i]
+            if c == 0.0:
+                t += 1
+                continue
+            yi = labels[i]
+            ai = &duals[i, 0]
+            q = c * sq_norms[i] * inv_l2n
+            if q == 0.0:
+                # An empty row without intercept: its margins are 0 whatever w, and its margin
+                # duals the exact maximiser; V does not see it.
+                for m in range(k):
+                    full[m] = 0.0
+                cs_margin_duals(full, k, yi, gamma, ai)
+                if shrinking:
+                    n -= 1
+                    order[t] = order[n]
+                    order[n] = i
+                else:
+                    t += 1
+                continue
+            cls = &classes[i, 0]
+            ka = n_classes[i]
+            yp = label_pos[i]
+            row_range(ptr, i, n_features, &start, &end)
+            work += <double>((end - start + 1) * ka)
+            # The margins of the active classes, in their positions.
+            if ka == k:
+                wrow = wp + n_features * k
+                for m in range(k):
+                    full[m] = bias * wrow[m]
+                for kk in range(start, end):
+                    j = ind[kk] if ind != NULL else kk - start
+                    xv = x[kk]
+                    wrow = wp + j * k
+                    for m in range(k):
+                        full[m] += xv * wrow[m]
+                for m in range(k):
+                    z[m] = full[cls[m]]
+            else:
+                # Four classes at a time (then the last one to three), each margin in a
+                # register over the row.
+                m = 0
+                while m < ka:
+                    width = min(ka - m, 4)
+                    c0 = cls[m]
+                    c1 = cls[m + 1] if width > 1 else c0
+                    c2 = cls[m + 2] if width > 2 else c0
+                    c3 = cls[m + 3] if width > 3 else c0
+                    wrow = wp + n_features * k
+                    s0, s1 = bias * wrow[c0], bias * wrow[c1]
+                    s2, s3 = bias * wrow[c2], bias * wrow[c3]
+                    if width == 4:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                            s2 += xv * wrow[c2]
+                            s3 += xv * wrow[c3]
+                    elif width == 3:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                            s2 += xv * wrow[c2]
+                    elif width == 2:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            xv = x[kk]
+                            wrow = wp + j * k
+                            s0 += xv * wrow[c0]
+                            s1 += xv * wrow[c1]
+                    else:
+                        for kk in range(start, end):
+                            j = ind[kk] if ind != NULL else kk - start
+                            s0 += x[kk] * wp[j * k + c0]
+                    z[m] = s0
+                    if width > 1:
+                        z[m + 1] = s1
+                    if width > 2:
+                        z[m + 2] = s2
+                    if width > 3:
+                        z[m + 3] = s3
+                    m += width
+            # Gradients of the (minimised, negated) dual in the active coordinates; low: the
+            # smallest among those below their bound (free to rise), high: the largest.
+            low = INFINITY
+            high = -INFINITY
+            for m in range(ka):
+                cm = cls[m]
+                if cm == yi:
+                    g = z[m]
+                    free = ai[cm] < 1.0
+                else:
+                    g = z[m] + 1.0 + gamma * ai[cm]
+                    free = ai[cm] < 0.0
+                grad[m] = g
+                if free and g < low:
+                    low = g
+                if g > high:
+                    high = g
+            if shrinking:
+                m = 0
+                while m < ka:
+                    cm = cls[m]
+                    if grad[m] < low and ai[cm] == (1.0 if cm == yi else 0.0):
+                        ka -= 1
+                        swap = cls[m]
+                        cls[m] = cls[ka]
+                        cls[ka] = <int>swap
+                        z[m], z[ka] = z[ka], z[m]
+                        grad[m], grad[ka] = grad[ka], grad[m]
+                        if yp == ka:
+                            yp = m
+                        elif yp == m:
+                            yp = ka
+                    else:
+                        m += 1
+                n_classes[i] = <int>ka
+                label_pos[i] = <int>yp
+                if ka <= 1:
+                    n -= 1
+                    order[t] = order[n]
+                    order[n] = i
+                    continue
+            t += 1
+            if not high - low > 1e-12:       # optimal in its active classes (or none can rise)
+                continue
+            if high - low > violation:
+                violation = high - low
+            for m in range(ka):
+                a_old[m] = ai[cls[m]]
+            cs_step_active(z, a_old, ka, yp if yp < ka else -1, q, gamma, a_new, values,
+                           sort_order)
+            nz = 0
+            for m in range(ka):
+                d = a_new[m] - a_old[m]
+                if d != 0.0:
+                    ai[cls[m]] = a_new[m]
+                    moved_class[nz] = cls[m]
+                    moved[nz] = d
+                    nz += 1
+            if nz == 0:
+                continue
+            scale = c * inv_l2n
+            if nz == 2 and not elastic:
+                # The common case: one class's dual falls, another's rises.
+                c0, c1 = moved_class[0], moved_class[1]
+                s0, s1 = moved[0], moved[1]
+                for kk in range(start, end):
+                    j = ind[kk] if ind != NULL else kk - start
+                    xv = scale * x[kk]
+                    row = vp + j * k
+                    row[c0] += xv * s0
+                    row[c1] += xv * s1
+                row = vp + n_features * k
+                xv = scale * bias
+                row[c0] += xv * s0
+                row[c1] += xv * s1
+                continue
+            for kk in range(start, end):
+                j = ind[kk] if ind != NULL else kk - start
+                xv = scale * x[kk]
+                row = vp + j * k
+                for m in range(nz):
+                    row[moved_class[m]] += xv * moved[m]
+                if elastic:
+                    for m in range(nz):
+                        cm = moved_class[m]
+                        wp[j * k + cm] = soft_threshold(row[cm], kappa)
+            row = vp + n_features * k
+            xv = scale * bias
+            for m in range(nz):
+                row[moved_class[m]] += xv * moved[m]
+            if elastic:
+                for m in range(nz):
+                    cm = moved_class[m]
+                    wp[n_features * k + cm] = soft_threshold(row[cm], kappa)
+    rng_state[0], rng_state[1], rng_state[2], rng_state[3] = rs.s0, rs.s1, rs.s2, rs.s3
+    return n, violation, work
