@@ -44,7 +44,7 @@ sequential kernel instead: see OPENMP).
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss, slope_of
@@ -80,6 +80,51 @@ cdef enum:
     PREFETCH_NEAR = 3
 
 
+cpdef Py_ssize_t replica_stride(Py_ssize_t n_hot) noexcept nogil:
+    """Doubles per thread in the replicas' work space for n_hot hot entries: local v, pending
+    additions and local w, padded so that no two threads (and the shared slots) share a cache
+    line."""
+    return ((3 * n_hot + 7) // 8) * 8 + 8
+
+
+cdef struct Hot:
+    # The hot entries of v: each thread's replicas of them (see the module's docstring).
+    Py_ssize_t n                # how many (0: no replicas, every entry is written in place)
+    const cnp.uint64_t* bits    # bit j set: entry j is hot (j <= n_features)
+    const int* slot             # entry j -> its slot in [0, n) (read for hot entries only)
+    const Py_ssize_t* entries   # slot -> entry of v
+    double* shared              # the slots' shared values during the epoch (v's hot entries)
+    double* replicas            # per thread: local v, pending additions, local w (l1 > 0)
+    Py_ssize_t stride           # doubles between two threads' replicas (no shared line)
+    Py_ssize_t merge_every      # steps between two merges of a thread's pending additions
+
+
+cdef inline bint is_hot(const Hot* hot, Py_ssize_t j) noexcept nogil:
+    return (hot.bits[j >> 6] >> (j & 63)) & 1
+
+
+cdef inline double hot_value(const Hot* hot, const double* local_w, const double* w,
+                             Py_ssize_t j) noexcept nogil:
+    """w_j as the thread sees it: its replica's for a hot entry, the shared one otherwise."""
+    if is_hot(hot, j):
+        return local_w[hot.slot[j]]
+    return w[j]
+
+
+cdef inline void hot_merge(const Hot* hot, double* local_v, double* pending, double* local_w,
+                           bint elastic, double kappa) noexcept nogil:
+    """Adds a thread's pending additions to the shared hot slots (atomically) and refreshes
+    its replicas from them (the other threads' merged additions included)."""
+    cdef Py_ssize_t s
+    for s in range(hot.n):
+        if pending[s] != 0.0:
+            atomic_add(&hot.shared[s], pending[s])
+            pending[s] = 0.0
+        local_v[s] = hot.shared[s]
+        if elastic:
+            local_w[s] = soft_threshold(local_v[s], kappa)
+
+
 cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     Py_ssize_t n_features, double bias, const double* y,
                     const double* sample_weight, const double* sq_norms, double* duals,
@@ -87,13 +132,27 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     bint elastic, int option, double q_max, bint atomic,
                     Py_ssize_t* order, Py_ssize_t n_steps, bint shrinking,
                     double shrink_threshold, Py_ssize_t* kept,
-                    double* max_slope_out) noexcept nogil:
+                    double* max_slope_out, const Hot* hot, int thread) noexcept nogil:
     """Seed 000's steps over the samples order[0:n_steps] (one thread's block); the same
-    arithmetic as _sdca.pyx's loop, with atomic additions to v. Writes the block's active count
-    (shrinking) to kept and its largest projected slope to max_slope_out."""
-    cdef double z, c, q, a_old, a_new, delta, scale, slope
+    arithmetic as _sdca.pyx's loop, with atomic (or Wild's plain) additions to v, and, with hot
+    entries, the thread's replicas of them. Writes the block's active count (shrinking) to kept
+    and its largest projected slope to max_slope_out."""
+    cdef double z, z_odd, c, q, a_old, a_new, delta, scale, slope, u
     cdef double max_slope = 0.0
-    cdef Py_ssize_t t = 0, i, start, end, k, j, ahead
+    cdef Py_ssize_t t = 0, i, start, end, k, j, s, ahead
+    cdef Py_ssize_t since_merge = 0
+    cdef bint replicas = hot.n > 0
+    cdef double* local_v = NULL
+    cdef double* pending = NULL
+    cdef double* local_w = NULL
+    cdef Py_ssize_t intercept_slot = -1
+    if replicas:
+        local_v = hot.replicas + thread * hot.stride
+        pending = local_v + hot.n
+        local_w = pending + hot.n if elastic else local_v
+        if bias != 0.0:
+            intercept_slot = hot.slot[n_features]
+        hot_merge(hot, local_v, pending, local_w, elastic, kappa)   # fresh replicas
     while t < n_steps:
         i = order[t]
         if t + PREFETCH_FAR < n_steps:
@@ -107,7 +166,29 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         if c == 0.0:
             continue
         row_range(ptr, i, n_features, &start, &end)
-        z = row_dot(x, ind, start, end, w) + bias * w[n_features]
+        if replicas:
+            since_merge += 1
+            if since_merge >= hot.merge_every:
+                hot_merge(hot, local_v, pending, local_w, elastic, kappa)
+                since_merge = 0
+            # row_dot's two partial sums in row_dot's order, a hot entry's value read from
+            # the thread's replica (with one thread merging every step: row_dot's bits).
+            z = 0.0
+            z_odd = 0.0
+            k = start
+            while k + 2 <= end:
+                z += x[k] * hot_value(hot, local_w, w, ind[k])
+                z_odd += x[k + 1] * hot_value(hot, local_w, w, ind[k + 1])
+                k += 2
+            if k < end:
+                z += x[k] * hot_value(hot, local_w, w, ind[k])
+            z = z + z_odd
+            if intercept_slot >= 0:
+                z += bias * local_w[intercept_slot]
+            else:
+                z += bias * w[n_features]
+        else:
+            z = row_dot(x, ind, start, end, w) + bias * w[n_features]
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
@@ -126,6 +207,36 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             continue
         duals[i] = a_new
         scale = c * delta * inv_l2n
+        if replicas:
+            # The hot entries into the thread's replicas (merged every merge_every steps), the
+            # others into v as below.
+            for k in range(start, end):
+                j = ind[k]
+                u = scale * x[k]
+                if is_hot(hot, j):
+                    s = hot.slot[j]
+                    local_v[s] += u
+                    pending[s] += u
+                    if elastic:
+                        local_w[s] = soft_threshold(local_v[s], kappa)
+                else:
+                    if atomic:
+                        atomic_add(&v[j], u)
+                    else:
+                        v[j] += u
+                    if elastic:
+                        w[j] = soft_threshold(v[j], kappa)
+            if intercept_slot >= 0:
+                u = scale * bias
+                local_v[intercept_slot] += u
+                pending[intercept_slot] += u
+                if elastic:
+                    local_w[intercept_slot] = soft_threshold(local_v[intercept_slot], kappa)
+            elif bias != 0.0:
+                atomic_add(&v[n_features], scale * bias)
+                if elastic:
+                    w[n_features] = soft_threshold(v[n_features], kappa)
+            continue
         if ind != NULL:
             if atomic:
                 for k in range(start, end):
@@ -147,11 +258,14 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             if elastic:
                 for k in range(end - start):
                     w[k] = soft_threshold(v[k], kappa)
-        # Every step adds to the intercept's entry: the one entry all threads share, always
-        # atomic.
-        atomic_add(&v[n_features], scale * bias)
-        if elastic:
-            w[n_features] = soft_threshold(v[n_features], kappa)
+        # The intercept's entry, which every step writes and all threads share: always atomic
+        # (and not written at all without an intercept: bias = 0).
+        if bias != 0.0:
+            atomic_add(&v[n_features], scale * bias)
+            if elastic:
+                w[n_features] = soft_threshold(v[n_features], kappa)
+    if replicas:
+        hot_merge(hot, local_v, pending, local_w, elastic, kappa)  # nothing left pending
     kept[0] = n_steps
     max_slope_out[0] = max_slope
 
@@ -163,12 +277,22 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
-                        Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True):
+                        Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True,
+                        const Py_ssize_t[::1] hot_entries=None, const int[::1] hot_slot=None,
+                        const cnp.uint64_t[::1] hot_bits=None, double[::1] replicas=None,
+                        Py_ssize_t merge_every=0):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads over
     n_blocks blocks (1 <= n_threads <= n_blocks <= n_active) of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
     (every addition to v atomic) instead of Wild (plain additions to the features' entries,
     which may lose an update: the caller recomputes v from the duals before it certifies).
+
+    Hot entries (CSR only; none when hot_entries is None or empty): the entries of v listed in
+    hot_entries (features, and n_features for the intercept when bias != 0; hot_slot[j] the
+    position of entry j in that list, hot_bits bit j set for each) are replicated per thread
+    and merged every merge_every steps (>= 1). replicas: work space of
+    (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
+
     Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
@@ -186,7 +310,18 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     cdef Py_ssize_t[::1] bounds = np.empty(n_blocks + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] kept = np.empty(n_blocks, dtype=np.intp)
     cdef double[::1] slopes = np.zeros(n_blocks)
+    cdef Hot hot
+    cdef Py_ssize_t s
     cdef RandomState rs
+    hot.n = 0 if hot_entries is None or ind == NULL else hot_entries.shape[0]
+    if hot.n > 0:
+        hot.bits = &hot_bits[0]
+        hot.slot = &hot_slot[0]
+        hot.entries = &hot_entries[0]
+        hot.stride = replica_stride(hot.n)
+        hot.shared = &replicas[0]
+        hot.replicas = hot.shared + hot.stride
+        hot.merge_every = merge_every
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
     rs.s2 = rng_state[2]
@@ -195,11 +330,15 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
         bounds[b] = (b * n_active) // n_blocks
     with nogil:
         rng_shuffle(&rs, order_ptr, n_active)
+        for s in range(hot.n):      # the hot entries live in hot.shared during the epoch
+            hot.shared[s] = v_ptr[hot.entries[s]]
         for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic", chunksize=1):
             run_block(x, ind, ptr, n_features, bias, &y[0], &sample_weight[0], &sq_norms[0],
                       &duals[0], v_ptr, w_ptr, loss, inv_l2n, kappa, elastic, option, q_max,
                       atomic, order_ptr + bounds[b], bounds[b + 1] - bounds[b], shrinking,
-                      shrink_threshold, &kept[b], &slopes[b])
+                      shrink_threshold, &kept[b], &slopes[b], &hot, threadid())
+        for s in range(hot.n):
+            v_ptr[hot.entries[s]] = hot.shared[s]
         for b in range(n_blocks):
             if slopes[b] > max_slope:
                 max_slope = slopes[b]
@@ -219,7 +358,8 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                     pos = pos + 1
             for j in range(n_active):
                 order_ptr[j] = scratch_ptr[j]
-        if elastic:     # w exact: a step's soft threshold may have read an older v_j
+        if elastic:     # w exact: a step's soft threshold may have read an older v_j (and
+            # the hot entries' w are the threads' replicas' until now)
             for j in range(n_features + 1):
                 w_ptr[j] = soft_threshold(v_ptr[j], kappa)
     rng_state[0] = rs.s0
