@@ -87,11 +87,18 @@ cpdef Py_ssize_t replica_stride(Py_ssize_t n_hot) noexcept nogil:
     return ((3 * n_hot + 7) // 8) * 8 + 8
 
 
+cdef enum:
+    COLD = 255      # Hot.slot's value for an entry that is not replicated
+
+COLD_SLOT = COLD    # (for the driver, which builds Hot.slot)
+
+
 cdef struct Hot:
     # The hot entries of v: each thread's replicas of them (see the module's docstring).
     Py_ssize_t n                # how many (0: no replicas, every entry is written in place)
-    const cnp.uint64_t* bits    # bit j set: entry j is hot (j <= n_features)
-    const int* slot             # entry j -> its slot in [0, n) (read for hot entries only)
+    const cnp.uint8_t* slot     # feature j -> its slot in [0, n), or COLD
+    const cnp.uint64_t* bits    # bit j set: feature j is hot
+    Py_ssize_t intercept        # the intercept entry's slot, or -1
     const Py_ssize_t* entries   # slot -> entry of v
     double* shared              # the slots' shared values during the epoch (v's hot entries)
     double* replicas            # per thread: local v, pending additions, local w (l1 > 0)
@@ -99,15 +106,15 @@ cdef struct Hot:
     Py_ssize_t merge_every      # steps between two merges of a thread's pending additions
 
 
-cdef inline bint is_hot(const Hot* hot, Py_ssize_t j) noexcept nogil:
-    return (hot.bits[j >> 6] >> (j & 63)) & 1
+cdef inline bint is_hot(const cnp.uint64_t* bits, Py_ssize_t j) noexcept nogil:
+    return (bits[j >> 6] >> (j & 63)) & 1
 
 
-cdef inline double hot_value(const Hot* hot, const double* local_w, const double* w,
-                             Py_ssize_t j) noexcept nogil:
+cdef inline double hot_value(const cnp.uint64_t* bits, const cnp.uint8_t* slot,
+                             const double* local_w, const double* w, Py_ssize_t j) noexcept nogil:
     """w_j as the thread sees it: its replica's for a hot entry, the shared one otherwise."""
-    if is_hot(hot, j):
-        return local_w[hot.slot[j]]
+    if is_hot(bits, j):
+        return local_w[slot[j]]
     return w[j]
 
 
@@ -146,12 +153,13 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
     cdef double* pending = NULL
     cdef double* local_w = NULL
     cdef Py_ssize_t intercept_slot = -1
+    cdef const cnp.uint8_t* slot = hot.slot
+    cdef const cnp.uint64_t* bits = hot.bits
     if replicas:
         local_v = hot.replicas + thread * hot.stride
         pending = local_v + hot.n
         local_w = pending + hot.n if elastic else local_v
-        if bias != 0.0:
-            intercept_slot = hot.slot[n_features]
+        intercept_slot = hot.intercept
         hot_merge(hot, local_v, pending, local_w, elastic, kappa)   # fresh replicas
     while t < n_steps:
         i = order[t]
@@ -171,24 +179,25 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             if since_merge >= hot.merge_every:
                 hot_merge(hot, local_v, pending, local_w, elastic, kappa)
                 since_merge = 0
+        if bits != NULL:
             # row_dot's two partial sums in row_dot's order, a hot entry's value read from
             # the thread's replica (with one thread merging every step: row_dot's bits).
             z = 0.0
             z_odd = 0.0
             k = start
             while k + 2 <= end:
-                z += x[k] * hot_value(hot, local_w, w, ind[k])
-                z_odd += x[k + 1] * hot_value(hot, local_w, w, ind[k + 1])
+                z += x[k] * hot_value(bits, slot, local_w, w, ind[k])
+                z_odd += x[k + 1] * hot_value(bits, slot, local_w, w, ind[k + 1])
                 k += 2
             if k < end:
-                z += x[k] * hot_value(hot, local_w, w, ind[k])
+                z += x[k] * hot_value(bits, slot, local_w, w, ind[k])
             z = z + z_odd
-            if intercept_slot >= 0:
-                z += bias * local_w[intercept_slot]
-            else:
-                z += bias * w[n_features]
         else:
-            z = row_dot(x, ind, start, end, w) + bias * w[n_features]
+            z = row_dot(x, ind, start, end, w)
+        if intercept_slot >= 0:
+            z += bias * local_w[intercept_slot]
+        else:
+            z += bias * w[n_features]
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
@@ -207,14 +216,14 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             continue
         duals[i] = a_new
         scale = c * delta * inv_l2n
-        if replicas:
+        if bits != NULL:
             # The hot entries into the thread's replicas (merged every merge_every steps), the
             # others into v as below.
             for k in range(start, end):
                 j = ind[k]
                 u = scale * x[k]
-                if is_hot(hot, j):
-                    s = hot.slot[j]
+                if is_hot(bits, j):
+                    s = slot[j]
                     local_v[s] += u
                     pending[s] += u
                     if elastic:
@@ -226,18 +235,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
                         v[j] += u
                     if elastic:
                         w[j] = soft_threshold(v[j], kappa)
-            if intercept_slot >= 0:
-                u = scale * bias
-                local_v[intercept_slot] += u
-                pending[intercept_slot] += u
-                if elastic:
-                    local_w[intercept_slot] = soft_threshold(local_v[intercept_slot], kappa)
-            elif bias != 0.0:
-                atomic_add(&v[n_features], scale * bias)
-                if elastic:
-                    w[n_features] = soft_threshold(v[n_features], kappa)
-            continue
-        if ind != NULL:
+        elif ind != NULL:
             if atomic:
                 for k in range(start, end):
                     atomic_add(&v[ind[k]], scale * x[k])
@@ -258,9 +256,15 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             if elastic:
                 for k in range(end - start):
                     w[k] = soft_threshold(v[k], kappa)
-        # The intercept's entry, which every step writes and all threads share: always atomic
-        # (and not written at all without an intercept: bias = 0).
-        if bias != 0.0:
+        # The intercept's entry, which every step writes and all threads share: replicated,
+        # or else always atomic (and not written at all without an intercept: bias = 0).
+        if intercept_slot >= 0:
+            u = scale * bias
+            local_v[intercept_slot] += u
+            pending[intercept_slot] += u
+            if elastic:
+                local_w[intercept_slot] = soft_threshold(local_v[intercept_slot], kappa)
+        elif bias != 0.0:
             atomic_add(&v[n_features], scale * bias)
             if elastic:
                 w[n_features] = soft_threshold(v[n_features], kappa)
@@ -278,7 +282,8 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
                         Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True,
-                        const Py_ssize_t[::1] hot_entries=None, const int[::1] hot_slot=None,
+                        const Py_ssize_t[::1] hot_entries=None,
+                        const cnp.uint8_t[::1] hot_slot=None,
                         const cnp.uint64_t[::1] hot_bits=None, double[::1] replicas=None,
                         Py_ssize_t merge_every=0):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads over
@@ -288,9 +293,9 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     which may lose an update: the caller recomputes v from the duals before it certifies).
 
     Hot entries (CSR only; none when hot_entries is None or empty): the entries of v listed in
-    hot_entries (features, and n_features for the intercept when bias != 0; hot_slot[j] the
-    position of entry j in that list, hot_bits bit j set for each) are replicated per thread
-    and merged every merge_every steps (>= 1). replicas: work space of
+    hot_entries (at most COLD = 255 features, increasing, then n_features for the intercept
+    when bias != 0; hot_slot: n_features entries, hot_slot[j] the position of feature j in
+    that list, or COLD) are replicated per thread and merged every merge_every steps (>= 1). replicas: work space of
     (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
 
     Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
@@ -313,10 +318,15 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     cdef Hot hot
     cdef Py_ssize_t s
     cdef RandomState rs
-    hot.n = 0 if hot_entries is None or ind == NULL else hot_entries.shape[0]
+    hot.n = 0 if hot_entries is None else hot_entries.shape[0]
+    hot.slot = NULL
+    hot.bits = NULL
+    hot.intercept = -1
     if hot.n > 0:
-        hot.bits = &hot_bits[0]
-        hot.slot = &hot_slot[0]
+        hot.intercept = hot.n - 1 if hot_entries[hot.n - 1] == n_features else -1
+        if ind != NULL and hot.n > (1 if hot.intercept >= 0 else 0):   # hot features
+            hot.slot = &hot_slot[0]
+            hot.bits = &hot_bits[0]
         hot.entries = &hot_entries[0]
         hot.stride = replica_stride(hot.n)
         hot.shared = &replicas[0]

@@ -37,7 +37,7 @@ BLOCKS_PER_THREAD = 16
 # being written by every thread at every step (the cache line of such an entry then moves
 # between the cores at every step). docs/solvers/sdca.md "Threads" has the measurements.
 HOT_MIN_FRACTION = 0.01
-HOT_MAX = 256
+HOT_MAX = 254       # below _sdca_parallel.COLD_SLOT
 MERGE_EVERY = 64
 # Threads: an epoch over active rows with fewer stored entries than this runs the sequential
 # kernel (the threads' start, join and merges cost more than they save; measured).
@@ -181,17 +181,17 @@ class SDCA:
             counts = np.bincount(X.indices[:X.indptr[-1]], minlength=d)
             frequent = np.flatnonzero(counts >= max(HOT_MIN_FRACTION * problem.n_samples, 1))
             features = frequent[np.argsort(-counts[frequent], kind="stable")[:HOT_MAX]]
-        entries = np.sort(features).astype(np.intp)
-        if entries.size and problem.bias != 0.0:
+        features = np.sort(features).astype(np.intp)
+        entries = features
+        if problem.bias != 0.0:
             entries = np.append(entries, d)
-        # hot_features: the features replicated (the intercept's entry, d, too when it is)
+        # hot_features: the entries replicated (the intercept's, d, too when it is)
         self.hot_features = entries
-        self.hot_slot = np.full(d + 1, -1, dtype=np.int32)
-        self.hot_slot[entries] = np.arange(entries.size, dtype=np.int32)
-        bits = np.zeros((d + 1 + 63) // 64, dtype=np.uint64)
-        np.bitwise_or.at(bits, entries // 64, np.left_shift(np.uint64(1),
-                                                             (entries % 64).astype(np.uint64)))
-        self.hot_bits = bits
+        self.hot_slot = np.full(d, _sdca_parallel.COLD_SLOT, dtype=np.uint8)
+        self.hot_slot[features] = np.arange(features.size)
+        self.hot_bits = np.zeros((d + 63) // 64, dtype=np.uint64)
+        np.bitwise_or.at(self.hot_bits, features // 64,
+                         np.left_shift(np.uint64(1), (features % 64).astype(np.uint64)))
         self.replicas = np.zeros((self.n_threads + 1)
                                  * _sdca_parallel.replica_stride(entries.size))
 
