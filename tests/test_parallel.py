@@ -30,6 +30,14 @@ def threads_on_small_problems(monkeypatch):
     monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", 0)
 
 
+@pytest.fixture
+def many_hot(monkeypatch):
+    """Every feature in at least 1 % of the rows replicated (up to the kernel's limit),
+    whatever the driver's defaults: hot and cold entries in every row."""
+    monkeypatch.setattr(sdca_module, "HOT_MIN_FRACTION", 0.01)
+    monkeypatch.setattr(sdca_module, "HOT_MAX", 254)
+
+
 def text_like(loss, n=400, d=1000, seed=0, dtype=np.float64):
     """Sparse rows as in text: features 0-2 in every row, 3-12 in about a third of the rows
     (hot: replicated per thread), the rest in about one row each (cold)."""
@@ -333,7 +341,7 @@ def test_other_solvers_run_one_thread_with_n_jobs():
     assert np.array_equal(one.coef_, two.coef_)
 
 
-def test_hot_entries_are_the_frequent_features():
+def test_hot_entries_are_the_frequent_features(many_hot):
     """The replicated entries: the features in at least HOT_MIN_FRACTION of the rows (counted
     here from the dense matrix), at most HOT_MAX of them, and the intercept's entry when there
     is one; on dense data the intercept's alone."""
@@ -361,7 +369,7 @@ def test_hot_entries_are_the_frequent_features():
     np.testing.assert_array_equal(driver.hot_features, [1000])   # the intercept's alone
 
 
-def test_at_most_hot_max_entries_the_most_frequent(monkeypatch):
+def test_at_most_hot_max_entries_the_most_frequent(monkeypatch, many_hot):
     monkeypatch.setattr(sdca_module, "HOT_MAX", 5)
     X, y = text_like("hinge", n=400, d=1000, seed=1)
     counts = np.count_nonzero(X.toarray(), axis=0)
@@ -378,7 +386,8 @@ def test_at_most_hot_max_entries_the_most_frequent(monkeypatch):
 @pytest.mark.parametrize("loss", BINARY_LOSSES + REGRESSION_LOSSES)
 @pytest.mark.parametrize("penalty", ["l2", "elastic_net", "free_intercept", "no_intercept"])
 @pytest.mark.parametrize("merge_every", [3, 64])
-def test_hot_replicas_reach_the_optimum_of_one_thread(monkeypatch, loss, penalty, merge_every):
+def test_hot_replicas_reach_the_optimum_of_one_thread(monkeypatch, many_hot, loss, penalty,
+                                                      merge_every):
     """Text-like rows (a few features in every row): the threads replicate those entries and
     merge them every merge_every steps (3: many merges within a block; 64: at the ends of the
     blocks), and still reach the one-thread optimum, certified by the shared gap function."""
