@@ -15,7 +15,8 @@ PASSCoDe's bounded staleness).
 Which PASSCoDe: every addition to v atomic (PASSCoDe-Atomic: no update is ever lost, v is
 v(alpha) up to the rounding of the additions when the epoch returns, as after a sequential
 epoch), or plain additions to the features' entries (PASSCoDe-Wild), the intercept feature's
-entry, which every step writes, always atomically. A plain addition can be lost when two threads
+entry, which every step writes, always atomically (or replicated, below; without an intercept,
+bias = 0, it is not written at all). A plain addition can be lost when two threads
 add to the same entry at the same instant, so Wild's v may drift from v(alpha); the driver then
 recomputes v from the duals before every certificate (sdca.py, SDCA.point), and the certificate
 is computed from the returned duals anyway, so a lost update costs progress, never a wrong bound.
@@ -25,6 +26,16 @@ times slower on news20 and on a 1M-feature synthetic set, while Wild's drift the
 rounding level (two threads rarely touch one entry at the same instant); on dense or narrow
 data Wild's lost updates slowed convergence many times over. Lock (a lock per feature of the
 row) costs more than Atomic.
+
+Hot entries: an entry of v that most rows write (the intercept's; on CSR data the features in
+most rows, chosen by the driver) would be written by every thread at nearly every step, its
+cache line moving between the cores each time. Each thread keeps replicas of these entries
+instead: its margins read them and its steps add to them (and to a pending sum); every
+merge_every steps and at the end of its block it adds the pending sums to the shared values
+(hot.shared, packed, atomically) and refreshes its replicas from them. A thread sees its own
+updates at once and the other threads' at most merge_every steps late, and none is lost. The
+shared values are copied from v before the threads start and back after they join. With one
+thread merging after every step, the arithmetic is the sequential kernel's, bit for bit.
 
 With l1 > 0, each step writes w_j = soft_threshold(v_j, l1/l2) for its row's features as the
 sequential kernel does; two threads can leave w_j computed from an older v_j, so w is recomputed
