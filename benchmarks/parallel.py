@@ -1,8 +1,9 @@
 """Parallel SDCA epochs (train's n_jobs on one problem): time per epoch and time to a relative
 suboptimality, one thread against several.
 
-    python -m benchmarks.parallel [--datasets news20 synth_sparse] [--losses hinge logistic]
-                                  [--jobs 1 2] [--repeats 3] [--target 1e-4] [--quick]
+    python -m benchmarks.parallel [--datasets news20 synth_sparse]
+                                  [--losses hinge logistic squared_hinge] [--jobs 1 2]
+                                  [--repeats 3] [--target 1e-4] [--variants] [--quick]
 
 For each data set and loss (C = 1, i.e. alpha = 1/n, LIBLINEAR's intercept feature):
 
@@ -10,15 +11,18 @@ For each data set and loss (C = 1, i.e. alpha = 1/n, LIBLINEAR's intercept featu
 * per epoch: the median over the epochs of all repeats of one SDCA epoch (driver defaults:
   Option I, a fresh permutation, shrinking), for each n_jobs; n_jobs = 1 is the sequential
   kernel (_sdca.pyx), n_jobs > 1 the asynchronous one (_sdca_parallel.pyx) with the PASSCoDe
-  variant the driver picks (Wild on wide sparse data, Atomic otherwise); both variants are
-  also run at the largest n_jobs, for comparison;
+  variant the driver picks (Wild on wide sparse data, Atomic otherwise) and its replicated hot
+  entries; at the largest n_jobs also without replicas ("no replicas": every thread writes
+  every entry of v) and, with --variants, Atomic and Wild forced;
 * to target: the median over repeats (random_state 0, 1, ...) of the summed epoch times until
   (P(w) - P*) / P* <= target, P evaluated outside the timing after every epoch, P* the primal of
-  a one-thread run to a relative duality gap of 1e-9 (an upper bound on P*: suboptimalities are
+  a one-thread run to a relative duality gap of 1e-8 (an upper bound on P*: suboptimalities are
   measured against the best point known, as the other benchmarks do); the epochs it took.
 
 Epochs are timed on the driver directly (the loop's certificate passes are not counted), with
-one BLAS thread. On a shared or busy machine the times are noisy: run it on a quiet one.
+one BLAS thread. On a shared or busy machine the times are noisy: run it on a quiet one (the
+"load" column is the 1-minute load average when the row started; above the number of cores,
+the threads did not have a core each).
 """
 import argparse
 import os
@@ -41,7 +45,7 @@ def make_problem(X, y, loss):
 
 
 def reference_primal(X, y, loss):
-    model = fastdual.train(X, y, loss=loss, C=1.0, solver="sdca", tol=1e-9, max_epochs=3000,
+    model = fastdual.train(X, y, loss=loss, C=1.0, solver="sdca", tol=1e-8, max_epochs=1000,
                            random_state=0)
     return model.primal_
 
