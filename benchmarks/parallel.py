@@ -35,7 +35,7 @@ from benchmarks.datasets import load
 from benchmarks.timing import matvec_floor
 from fastdual import _fit, _loop
 from fastdual._problem import build_problem
-from fastdual.solvers import _sdca_parallel
+from fastdual.solvers import _sdca_parallel, sdca
 
 
 def make_problem(X, y, loss):
@@ -50,10 +50,21 @@ def reference_primal(X, y, loss):
     return model.primal_
 
 
-def run(problem, n_jobs, seed, p_star, target, max_epochs, atomic=None, replicas=True):
+def run(problem, n_jobs, seed, p_star, target, max_epochs, atomic=None, replicas=True,
+        forced=False):
     """(epoch seconds list, seconds to target or nan, epochs to target or nan); atomic None:
     the driver's choice of PASSCoDe variant, else Atomic (True) or Wild (False); replicas
-    False: no entry of v replicated per thread (every thread writes v's hot entries)."""
+    False: no entry of v replicated per thread (every thread writes v's hot entries); forced:
+    threads even under the driver's cutoff (sdca.PARALLEL_MIN_NNZ)."""
+    cutoff = sdca.PARALLEL_MIN_NNZ
+    sdca.PARALLEL_MIN_NNZ = 0 if forced else cutoff
+    try:
+        return _run(problem, n_jobs, seed, p_star, target, max_epochs, atomic, replicas)
+    finally:
+        sdca.PARALLEL_MIN_NNZ = cutoff
+
+
+def _run(problem, n_jobs, seed, p_star, target, max_epochs, atomic, replicas):
     driver = _fit.make_driver(problem, "sdca", {}, seed, n_jobs=n_jobs)
     if atomic is not None:
         driver.atomic = atomic
@@ -78,20 +89,20 @@ def benchmark(name, X, y, loss, jobs, repeats, target, max_epochs, compare_varia
     floor = matvec_floor(X)["floor"]
     row = {"data": name, "loss": loss, "floor": floor}
     top = max(jobs)
-    variants = [(j, None, True) for j in jobs]
+    variants = [(j, None, True, False) for j in jobs]
     if top > 1:
-        variants += [(top, None, False)] + ([(top, True, True), (top, False, True)]
-                                            if compare_variants else [])
-    for n_jobs, atomic, replicas in variants:
+        variants += [(top, None, True, True), (top, None, False, True)]
+        variants += [(top, True, True, True), (top, False, True, True)] if compare_variants else []
+    for n_jobs, atomic, replicas, forced in variants:
         epoch_times, to_target, to_epochs = [], [], []
         for seed in range(repeats):
             times, reached, epochs = run(problem, n_jobs, seed, p_star, target, max_epochs,
-                                         atomic, replicas)
+                                         atomic, replicas, forced)
             epoch_times += times
             to_target.append(reached)
             to_epochs.append(epochs)
         key = (("atomic" if atomic else "wild") if atomic is not None
-               else str(n_jobs) if replicas else "no replicas")
+               else "no replicas" if not replicas else "forced" if forced else str(n_jobs))
         row[key] = (float(np.median(epoch_times)), float(np.median(to_target)),
                     float(np.median(to_epochs)))
     if top > 1:
@@ -118,11 +129,13 @@ def main(argv=None):
     top = max(args.jobs)
     header = ("| data | loss | load | floor (s) | "
               + " | ".join(f"epoch n_jobs={j} (s, x floor)" for j in args.jobs)
-              + (f" | epoch n_jobs={top} no replicas (s)" if top > 1 else "")
+              + (f" | epoch n_jobs={top} threads forced: replicas / none (s)" if top > 1
+                 else "")
               + (f" | epoch atomic / wild n_jobs={top} (s)" if top > 1 and args.variants
                  else "")
               + " | " + " | ".join(f"to target n_jobs={j} (s, epochs)" for j in args.jobs)
-              + (f" | to target n_jobs={top} no replicas (s, epochs)" if top > 1 else "")
+              + (f" | to target n_jobs={top} threads forced: replicas / none (s, epochs)"
+                 if top > 1 else "")
               + (f" | to target atomic / wild n_jobs={top} (s)" if top > 1 and args.variants
                  else "")
               + (f" | speed-up n_jobs={top}: epoch, to target" if top > 1 else "") + " |")
@@ -140,17 +153,19 @@ def main(argv=None):
                     cells.append(f"{row[str(j)][0]:.4f} ({row[str(j)][0] / row['floor']:.1f})")
                 if top > 1:
                     cells[-1] += f" [{row['choice']}, {row['hot']} replicated]"
-                    cells.append(f"{row['no replicas'][0]:.4f}")
+                    cells.append(f"{row['forced'][0]:.4f} / {row['no replicas'][0]:.4f}")
                     if args.variants:
                         cells.append(f"{row['atomic'][0]:.4f} / {row['wild'][0]:.4f}")
                 for j in args.jobs:
                     cells.append(f"{row[str(j)][1]:.3f} ({row[str(j)][2]:.0f})")
                 if top > 1:
-                    cells.append(f"{row['no replicas'][1]:.3f} ({row['no replicas'][2]:.0f})")
+                    cells.append(f"{row['forced'][1]:.3f} ({row['forced'][2]:.0f}) / "
+                                 f"{row['no replicas'][1]:.3f} ({row['no replicas'][2]:.0f})")
                     if args.variants:
                         cells.append(f"{row['atomic'][1]:.3f} / {row['wild'][1]:.3f}")
-                    one, many = row[str(min(args.jobs))], row[str(top)]
-                    cells.append(f"{one[0] / many[0]:.2f}, {one[1] / many[1]:.2f}")
+                    one, many, forced = row[str(min(args.jobs))], row[str(top)], row["forced"]
+                    cells.append(f"{one[0] / many[0]:.2f}, {one[1] / many[1]:.2f} (forced: "
+                                 f"{one[0] / forced[0]:.2f}, {one[1] / forced[1]:.2f})")
                 print("| " + " | ".join(cells) + " |", flush=True)
 
 

@@ -39,13 +39,20 @@ BLOCKS_PER_THREAD = 16
 # per stored entry and a mispredicted branch per hot entry, on one core as on two (measured on
 # one core: +8 % per epoch on synth_sparse with 5 hot features, +27 % with 16, +100 % with 254;
 # +20 %, +30 %, +120 % on news20): the set is kept to the few features in a large share of
-# the rows. docs/solvers/sdca.md "Threads".
+# the rows. A thread merges every MERGE_EVERY steps: on synth_sparse (blocks of ~3000 rows)
+# 512 reached 1e-4 in the fewest epochs and seconds among 8, 64, 512 and once per block
+# (logistic, squared hinge; docs/benchmarks.md M). docs/solvers/sdca.md "Threads".
 HOT_MIN_FRACTION = 0.2
 HOT_MAX = 16        # at most _sdca_parallel.COLD_SLOT - 1
-MERGE_EVERY = 64
+MERGE_EVERY = 512
 # Threads: an epoch over active rows with fewer stored entries than this runs the sequential
-# kernel (the threads' start, join and merges cost more than they save; measured).
-PARALLEL_MIN_NNZ = 50_000
+# kernel. Measured on 2 cores with 2 MiB of L2 each (docs/benchmarks.md M): two threads were
+# slower than one on every news20 subset up to the whole set (0.4-0.85x at 40 000 to 1.3 M
+# stored entries) and on synth_sparse subsets of 0.5 M (0.85x) and 2 M entries (0.97x),
+# faster on the whole of it (10 M entries, 1.2-1.4x): on a small epoch one core keeps the
+# entries of v the rows touch in its cache, and two threads turn those hits into transfers
+# between the cores.
+PARALLEL_MIN_NNZ = 3_000_000
 
 
 class SDCA:
