@@ -303,11 +303,12 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     (every addition to v atomic) instead of Wild (plain additions to the features' entries,
     which may lose an update: the caller recomputes v from the duals before it certifies).
 
-    Hot entries (CSR only; none when hot_entries is None or empty): the entries of v listed in
-    hot_entries (at most COLD = 255 features, increasing, then n_features for the intercept
-    when bias != 0; hot_slot: n_features entries, hot_slot[j] the position of feature j in
-    that list, or COLD) are replicated per thread and merged every merge_every steps (>= 1). replicas: work space of
-    (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
+    Hot entries (none when hot_entries is None or empty): the entries of v listed in
+    hot_entries (increasing: fewer than COLD_SLOT = 255 features, CSR only, then n_features
+    for the intercept's entry when bias != 0) are replicated per thread and merged every
+    merge_every (>= 1) steps. hot_slot: n_features bytes, the position of feature j in that
+    list or COLD_SLOT; hot_bits: bit j (of word j // 64) set for each hot feature j; replicas:
+    work space of (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
 
     Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL

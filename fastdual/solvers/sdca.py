@@ -37,11 +37,12 @@ BLOCKS_PER_THREAD = 16
 # instead of being written by every thread at nearly every step (the cache line of such an
 # entry then moves between the cores at each step). Finding a row's hot entries costs a test
 # per stored entry and a mispredicted branch per hot entry, on one core as on two (measured on
-# one core: +8 % per epoch on synth_sparse with 5 hot features, +27 % with 16, +100 % with 254;
-# +20 %, +30 %, +120 % on news20): the set is kept to the few features in a large share of
-# the rows. A thread merges every MERGE_EVERY steps: on synth_sparse (blocks of ~3000 rows)
-# 512 reached 1e-4 in the fewest epochs and seconds among 8, 64, 512 and once per block
-# (logistic, squared hinge; docs/benchmarks.md M). docs/solvers/sdca.md "Threads".
+# one core: +3-9 % per epoch on synth_sparse with 5 hot features, +17-32 % with 16, about
+# +100 % with 254; +18-20 % on news20 with 5-7, +100-120 % with 254): the set is kept to the
+# few features in a large share of the rows. A thread merges every MERGE_EVERY steps: on
+# synth_sparse (blocks of ~3000 rows) 512 reached 1e-4 in the fewest epochs and seconds among
+# 8, 64, 512 and once per block (logistic, squared hinge; docs/benchmarks.md M).
+# docs/solvers/sdca.md "Threads".
 HOT_MIN_FRACTION = 0.2
 HOT_MAX = 16        # at most _sdca_parallel.COLD_SLOT - 1
 MERGE_EVERY = 512
