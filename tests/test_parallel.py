@@ -540,3 +540,21 @@ def test_short_epochs_run_the_sequential_kernel(monkeypatch):
         assert driver._active_nnz() == np.sum(np.diff(X.indptr)[active])
         shrunk = shrunk or driver.n_active < 400
     assert shrunk
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hot_replicas_with_option_iv_and_shrinking(monkeypatch, many_hot, loss, dtype):
+    """Option IV's steps and shrinking within the blocks, with hot entries merged every 3
+    steps: the one-thread optimum, certified by the shared gap function."""
+    monkeypatch.setattr(sdca_module, "MERGE_EVERY", 3)
+    X, y = text_like(loss, n=300, d=400, seed=5, dtype=dtype)
+    common = dict(loss=loss, alpha=0.01, solver="sdca", sdca_option="IV", shrinking=True,
+                  tol=1e-9, max_epochs=30000, random_state=0)
+    one = fastdual.train(X, y, n_jobs=1, **common)
+    two = fastdual.train(X, y, n_jobs=3, **common)
+    assert one.converged_ and two.converged_
+    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, loss=loss, alpha=0.01,
+                                dual_coef=two.dual_coef_)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
