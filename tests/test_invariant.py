@@ -4,6 +4,7 @@ exactly what the one shared gap function (fastdual.duality_gap) computes for its
 intercept_ and dual_coef_."""
 import re
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, strategies as st
 
 import fastdual
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_dual, np_objective, problem_for
+from fastdual.solvers import sdca as sdca_module
 
 OPTION_VALUES = {
     # Every value of every declared option: a new solver or option joins the matrix here.
@@ -98,7 +100,8 @@ def test_the_certificate_is_that_of_the_returned_model(
         if interrupt_at is not None and info["epoch"] >= interrupt_at:
             raise KeyboardInterrupt
 
-    with warnings.catch_warnings():
+    # (threads even on these small problems, which SDCA's driver would run on one thread)
+    with warnings.catch_warnings(), mock.patch.object(sdca_module, "PARALLEL_MIN_NNZ", 0):
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         try:
             model = fastdual.train(X, y, solver=solver, max_epochs=max_epochs, tol=tol,

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 import fastdual
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_objective, problem_for
+from fastdual import _fit
 from fastdual._problem import build_problem
 from fastdual.solvers import _sdca, _sdca_parallel, sdca as sdca_module
 
@@ -20,6 +21,35 @@ pytestmark = pytest.mark.skipif(not _sdca_parallel.OPENMP,
                                 reason="built without OpenMP: n_jobs runs one thread")
 
 NO_ALIAS = (np.empty(0), np.empty(0, dtype=np.intp))
+
+
+@pytest.fixture(autouse=True)
+def threads_on_small_problems(monkeypatch):
+    """The problems here are far below the driver's cutoff (PARALLEL_MIN_NNZ), under which it
+    runs the sequential kernel: the threads are what these tests are about."""
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", 0)
+
+
+@pytest.fixture
+def many_hot(monkeypatch):
+    """Every feature in at least 1 % of the rows replicated (up to the kernel's limit),
+    whatever the driver's defaults: hot and cold entries in every row."""
+    monkeypatch.setattr(sdca_module, "HOT_MIN_FRACTION", 0.01)
+    monkeypatch.setattr(sdca_module, "HOT_MAX", 254)
+
+
+def text_like(loss, n=400, d=1000, seed=0, dtype=np.float64):
+    """Sparse rows as in text: features 0-2 in every row, 3-12 in about a third of the rows
+    (hot: replicated per thread), the rest in about one row each (cold)."""
+    rng = np.random.default_rng(seed)
+    dense = np.zeros((n, d))
+    dense[:, :3] = rng.uniform(0.5, 1.5, (n, 3))
+    dense[:, 3:13] = rng.standard_normal((n, 10)) * (rng.random((n, 10)) < 0.3)
+    dense[:, 13:] = rng.standard_normal((n, d - 13)) * (rng.random((n, d - 13)) < 1.0 / n)
+    score = dense @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    y = score + 1.0 if loss in REGRESSION_LOSSES else np.where(score > np.median(score), 1.0,
+                                                                  -1.0)
+    return sp.csr_matrix(dense.astype(dtype)), y
 
 
 def labels(loss, y):
@@ -309,3 +339,222 @@ def test_other_solvers_run_one_thread_with_n_jobs():
     one = fastdual.train(X, y, loss="logistic", solver="newton", random_state=0)
     two = fastdual.train(X, y, loss="logistic", solver="newton", random_state=0, n_jobs=2)
     assert np.array_equal(one.coef_, two.coef_)
+
+
+def test_hot_entries_are_the_frequent_features(many_hot):
+    """The replicated entries: the features in at least HOT_MIN_FRACTION of the rows (counted
+    here from the dense matrix), at most HOT_MAX of them, and the intercept's entry when there
+    is one; on dense data the intercept's alone."""
+    X, y = text_like("hinge", n=400, d=1000)
+    counts = np.count_nonzero(X.toarray(), axis=0)
+    for fit_intercept in (True, False):
+        problem = build_problem(X, y, loss="hinge", alpha=0.01, C=None, l1_ratio=0.0,
+                                fit_intercept=fit_intercept, intercept_scaling=1.0,
+                                sample_weight=None, loss_params={})
+        driver = sdca_driver(problem)
+        driver.use_threads(2)
+        expected = np.flatnonzero(counts >= sdca_module.HOT_MIN_FRACTION * 400)
+        assert set(range(13)) <= set(expected) and 13 < len(expected) < np.sum(counts > 0)
+        if fit_intercept:
+            expected = np.append(expected, 1000)
+        np.testing.assert_array_equal(driver.hot_features, expected)
+        features = expected[expected < 1000]
+        assert np.array_equal(driver.hot_slot[features], np.arange(len(features)))
+        assert np.sum(driver.hot_slot != _sdca_parallel.COLD_SLOT) == len(features)
+    dense = build_problem(X.toarray(), y, loss="hinge", alpha=0.01, C=None, l1_ratio=0.0,
+                          fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                          loss_params={})
+    driver = sdca_driver(dense)
+    driver.use_threads(2)
+    np.testing.assert_array_equal(driver.hot_features, [1000])   # the intercept's alone
+
+
+def test_at_most_hot_max_entries_the_most_frequent(monkeypatch, many_hot):
+    monkeypatch.setattr(sdca_module, "HOT_MAX", 5)
+    X, y = text_like("hinge", n=400, d=1000, seed=1)
+    counts = np.count_nonzero(X.toarray(), axis=0)
+    problem = build_problem(X, y, loss="hinge", alpha=0.01, C=None, l1_ratio=0.0,
+                            fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = sdca_driver(problem)
+    driver.use_threads(3)
+    assert len(driver.hot_features) == 5
+    # every feature left out is in no more rows than any feature kept
+    assert counts[driver.hot_features].min() >= np.delete(counts, driver.hot_features).max()
+
+
+@pytest.mark.parametrize("loss", BINARY_LOSSES + REGRESSION_LOSSES)
+@pytest.mark.parametrize("penalty", ["l2", "elastic_net", "free_intercept", "no_intercept"])
+@pytest.mark.parametrize("merge_every", [3, 64])
+def test_hot_replicas_reach_the_optimum_of_one_thread(monkeypatch, many_hot, loss, penalty,
+                                                      merge_every):
+    """Text-like rows (a few features in every row): the threads replicate those entries and
+    merge them every merge_every steps (3: many merges within a block; 64: at the ends of the
+    blocks), and still reach the one-thread optimum, certified by the shared gap function."""
+    monkeypatch.setattr(sdca_module, "MERGE_EVERY", merge_every)
+    dtype = np.float32 if merge_every == 3 else np.float64
+    X, y = text_like(loss, n=300, d=400, seed=2, dtype=dtype)
+    objective = dict(loss=loss, alpha=0.01, l1_ratio=0.5 if penalty == "elastic_net" else 0.0,
+                     fit_intercept=penalty != "no_intercept",
+                     regularize_intercept=penalty != "free_intercept")
+    common = dict(solver="sdca", tol=1e-9, max_epochs=30000, random_state=0, **objective)
+    driver = _fit.make_driver(
+        build_problem(X, y, loss=loss, alpha=0.01, C=None, l1_ratio=objective["l1_ratio"],
+                      fit_intercept=objective["fit_intercept"], intercept_scaling=1.0,
+                      sample_weight=None, loss_params={},
+                      regularize_intercept=objective["regularize_intercept"]),
+        "sdca", {}, 0, n_jobs=2)
+    assert set(range(3)) <= set(driver.hot_features)
+    one = fastdual.train(X, y, n_jobs=1, **common)
+    two = fastdual.train(X, y, n_jobs=2, **common)
+    assert one.converged_ and two.converged_
+    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
+    assert two.primal_ == pytest.approx(np_objective(
+        X.astype(np.float64), labels(loss, y), two.coef_, two.intercept_, loss=loss,
+        l2=0.01 * (1 - objective["l1_ratio"]), l1=0.01 * objective["l1_ratio"],
+        fit_intercept=objective["fit_intercept"],
+        regularize_intercept=objective["regularize_intercept"]), rel=1e-9)
+    certified = {key: value for key, value in objective.items() if key != "fit_intercept"}
+    cert = fastdual.duality_gap(X, y, two.coef_,
+                                two.intercept_ if objective["fit_intercept"] else None,
+                                dual_coef=two.dual_coef_, **certified)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
+
+
+def hot_arrays(problem, entries):
+    """The kernel's description of hot entries (increasing features, then the intercept's)."""
+    d = problem.n_features
+    entries = np.asarray(entries, dtype=np.intp)
+    slot = np.full(d, _sdca_parallel.COLD_SLOT, dtype=np.uint8)
+    bits = np.zeros((d + 63) // 64, dtype=np.uint64)
+    for position, j in enumerate(entries):
+        if j < d:
+            slot[j] = position
+            bits[j // 64] |= np.uint64(1) << np.uint64(j % 64)
+    return entries, slot, bits
+
+
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("merge_every", [1, 7])
+def test_one_thread_with_replicas_is_the_sequential_kernel(l1_ratio, dtype, merge_every):
+    """One thread with hot entries (features 0-12 and the intercept) merged after every step
+    adds each update to the shared entry exactly as the sequential kernel adds it to v and
+    reads the entries back before the next margin: the sequential kernel's bits. Merged every
+    7 steps, the thread's replicas still see all its own updates: the same iterates up to the
+    rounding of the summed updates."""
+    X, y = text_like("logistic", n=150, d=200, seed=3, dtype=dtype)
+    problem = build_problem(X, y, loss="logistic", alpha=0.02, C=None, l1_ratio=l1_ratio,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    data, indices, indptr = problem.X.kernel_args
+    n, d = problem.n_samples, problem.n_features
+    sq = problem.squared_norms()
+    q_max = float(np.max(sq)) / (problem.l2 * n)
+    entries, slot, bits = hot_arrays(problem, list(range(13)) + [d])
+    replicas = np.zeros(2 * _sdca_parallel.replica_stride(entries.size))
+    states = [kernel_state(problem), kernel_state(problem)]
+    for state in states:
+        state["w"] = state["v"] if l1_ratio == 0 else np.zeros(d + 1)
+    scratch = np.empty(n, dtype=np.intp)
+    for _ in range(5):
+        for state, parallel in zip(states, (False, True)):
+            args = (data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
+                    sq, state["duals"], state["v"], state["w"], problem.loss, problem.l2,
+                    problem.l1, 1, q_max)
+            if parallel:
+                _sdca_parallel.sdca_parallel_epoch(
+                    *args, state["order"], state["rng"], n, np.inf, 1, 1, scratch, True,
+                    entries, slot, bits, replicas, merge_every)
+            else:
+                _sdca.sdca_epoch(*args, False, state["order"], state["rng"], n, np.inf,
+                                 *NO_ALIAS)
+        assert np.array_equal(states[0]["order"], states[1]["order"])
+        for key in ("duals", "v", "w"):
+            if merge_every == 1:
+                assert np.array_equal(states[0][key], states[1][key]), key
+            else:
+                np.testing.assert_allclose(states[1][key], states[0][key], rtol=1e-10,
+                                           atol=1e-13)
+    if merge_every > 1:
+        assert not np.array_equal(states[0]["v"], states[1]["v"])   # the test can tell
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_replicated_entries_lose_no_update(atomic):
+    """Eight threads on rows that all share their features, every entry replicated: the
+    merges are atomic even under Wild, so after the epochs v is v(duals) up to rounding with
+    no repair (Wild's plain additions would lose updates on these entries)."""
+    X, y = problem_for("squared", n=200, d=4, seed=6, sparse=True, density=0.9)
+    problem = build_problem(X, y, loss="squared", alpha=0.01, C=None, l1_ratio=0.3,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    data, indices, indptr = problem.X.kernel_args
+    n, d = problem.n_samples, problem.n_features
+    entries, slot, bits = hot_arrays(problem, range(d + 1))
+    replicas = np.zeros(9 * _sdca_parallel.replica_stride(entries.size))
+    state = kernel_state(problem)
+    w = np.zeros(d + 1)
+    sq = problem.squared_norms()
+    scratch = np.empty(n, dtype=np.intp)
+    for _ in range(30):
+        _sdca_parallel.sdca_parallel_epoch(
+            data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight, sq,
+            state["duals"], state["v"], w, problem.loss, problem.l2, problem.l1, 1,
+            float(np.max(sq)) / (problem.l2 * n), state["order"], state["rng"], n, np.inf, 8,
+            64, scratch, atomic, entries, slot, bits, replicas, 2)
+    exact = problem.dual_vector(state["duals"], l2=problem.l2)
+    np.testing.assert_allclose(state["v"], exact, rtol=1e-12, atol=1e-15)
+    kappa = problem.l1 / problem.l2
+    np.testing.assert_array_equal(w, np.sign(state["v"]) * np.maximum(
+        np.abs(state["v"]) - kappa, 0.0))
+
+
+def test_short_epochs_run_the_sequential_kernel(monkeypatch):
+    """The cutoff: an epoch whose active rows hold fewer than PARALLEL_MIN_NNZ stored entries
+    runs the sequential kernel; the count follows the active set as shrinking changes it."""
+    calls = []
+    original = _sdca_parallel.sdca_parallel_epoch
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sdca_module._sdca_parallel, "sdca_parallel_epoch", counting)
+    X, y = text_like("hinge", n=400, d=1000, seed=4)
+    problem = build_problem(X, y, loss="hinge", alpha=0.05, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = sdca_driver(problem)
+    driver.use_threads(2)
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", X.nnz + 1)
+    driver.epoch()
+    assert not calls
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", X.nnz)
+    driver.epoch()
+    assert calls
+    shrunk = False
+    for _ in range(20):
+        driver.epoch()
+        active = driver.order[:driver.n_active]
+        assert driver._active_nnz() == np.sum(np.diff(X.indptr)[active])
+        shrunk = shrunk or driver.n_active < 400
+    assert shrunk
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hot_replicas_with_option_iv_and_shrinking(monkeypatch, many_hot, loss, dtype):
+    """Option IV's steps and shrinking within the blocks, with hot entries merged every 3
+    steps: the one-thread optimum, certified by the shared gap function."""
+    monkeypatch.setattr(sdca_module, "MERGE_EVERY", 3)
+    X, y = text_like(loss, n=300, d=400, seed=5, dtype=dtype)
+    common = dict(loss=loss, alpha=0.01, solver="sdca", sdca_option="IV", shrinking=True,
+                  tol=1e-9, max_epochs=30000, random_state=0)
+    one = fastdual.train(X, y, n_jobs=1, **common)
+    two = fastdual.train(X, y, n_jobs=3, **common)
+    assert one.converged_ and two.converged_
+    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, loss=loss, alpha=0.01,
+                                dual_coef=two.dual_coef_)
+    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)

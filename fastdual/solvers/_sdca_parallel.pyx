@@ -15,7 +15,8 @@ PASSCoDe's bounded staleness).
 Which PASSCoDe: every addition to v atomic (PASSCoDe-Atomic: no update is ever lost, v is
 v(alpha) up to the rounding of the additions when the epoch returns, as after a sequential
 epoch), or plain additions to the features' entries (PASSCoDe-Wild), the intercept feature's
-entry, which every step writes, always atomically. A plain addition can be lost when two threads
+entry, which every step writes, always atomically (or replicated, below; without an intercept,
+bias = 0, it is not written at all). A plain addition can be lost when two threads
 add to the same entry at the same instant, so Wild's v may drift from v(alpha); the driver then
 recomputes v from the duals before every certificate (sdca.py, SDCA.point), and the certificate
 is computed from the returned duals anyway, so a lost update costs progress, never a wrong bound.
@@ -25,6 +26,16 @@ times slower on news20 and on a 1M-feature synthetic set, while Wild's drift the
 rounding level (two threads rarely touch one entry at the same instant); on dense or narrow
 data Wild's lost updates slowed convergence many times over. Lock (a lock per feature of the
 row) costs more than Atomic.
+
+Hot entries: an entry of v that most rows write (the intercept's; on CSR data the features in
+most rows, chosen by the driver) would be written by every thread at nearly every step, its
+cache line moving between the cores each time. Each thread keeps replicas of these entries
+instead: its margins read them and its steps add to them (and to a pending sum); every
+merge_every steps and at the end of its block it adds the pending sums to the shared values
+(hot.shared, packed, atomically) and refreshes its replicas from them. A thread sees its own
+updates at once and the other threads' at most merge_every steps late, and none is lost. The
+shared values are copied from v before the threads start and back after they join. With one
+thread merging after every step, the arithmetic is the sequential kernel's, bit for bit.
 
 With l1 > 0, each step writes w_j = soft_threshold(v_j, l1/l2) for its row's features as the
 sequential kernel does; two threads can leave w_j computed from an older v_j, so w is recomputed
@@ -44,7 +55,7 @@ sequential kernel instead: see OPENMP).
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss, slope_of
@@ -80,6 +91,58 @@ cdef enum:
     PREFETCH_NEAR = 3
 
 
+cpdef Py_ssize_t replica_stride(Py_ssize_t n_hot) noexcept nogil:
+    """Doubles per thread in the replicas' work space for n_hot hot entries: local v, pending
+    additions and local w, padded so that no two threads (and the shared slots) share a cache
+    line."""
+    return ((3 * n_hot + 7) // 8) * 8 + 8
+
+
+cdef enum:
+    COLD = 255      # Hot.slot's value for an entry that is not replicated
+
+COLD_SLOT = COLD    # (for the driver, which builds Hot.slot)
+
+
+cdef struct Hot:
+    # The hot entries of v: each thread's replicas of them (see the module's docstring).
+    Py_ssize_t n                # how many (0: no replicas, every entry is written in place)
+    const cnp.uint8_t* slot     # feature j -> its slot in [0, n), or COLD
+    const cnp.uint64_t* bits    # bit j set: feature j is hot
+    Py_ssize_t intercept        # the intercept entry's slot, or -1
+    const Py_ssize_t* entries   # slot -> entry of v
+    double* shared              # the slots' shared values during the epoch (v's hot entries)
+    double* replicas            # per thread: local v, pending additions, local w (l1 > 0)
+    Py_ssize_t stride           # doubles between two threads' replicas (no shared line)
+    Py_ssize_t merge_every      # steps between two merges of a thread's pending additions
+
+
+cdef inline bint is_hot(const cnp.uint64_t* bits, Py_ssize_t j) noexcept nogil:
+    return (bits[j >> 6] >> (j & 63)) & 1
+
+
+cdef inline double hot_value(const cnp.uint64_t* bits, const cnp.uint8_t* slot,
+                             const double* local_w, const double* w, Py_ssize_t j) noexcept nogil:
+    """w_j as the thread sees it: its replica's for a hot entry, the shared one otherwise."""
+    if is_hot(bits, j):
+        return local_w[slot[j]]
+    return w[j]
+
+
+cdef inline void hot_merge(const Hot* hot, double* local_v, double* pending, double* local_w,
+                           bint elastic, double kappa) noexcept nogil:
+    """Adds a thread's pending additions to the shared hot slots (atomically) and refreshes
+    its replicas from them (the other threads' merged additions included)."""
+    cdef Py_ssize_t s
+    for s in range(hot.n):
+        if pending[s] != 0.0:
+            atomic_add(&hot.shared[s], pending[s])
+            pending[s] = 0.0
+        local_v[s] = hot.shared[s]
+        if elastic:
+            local_w[s] = soft_threshold(local_v[s], kappa)
+
+
 cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     Py_ssize_t n_features, double bias, const double* y,
                     const double* sample_weight, const double* sq_norms, double* duals,
@@ -87,13 +150,28 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     bint elastic, int option, double q_max, bint atomic,
                     Py_ssize_t* order, Py_ssize_t n_steps, bint shrinking,
                     double shrink_threshold, Py_ssize_t* kept,
-                    double* max_slope_out) noexcept nogil:
+                    double* max_slope_out, const Hot* hot, int thread) noexcept nogil:
     """Seed 000's steps over the samples order[0:n_steps] (one thread's block); the same
-    arithmetic as _sdca.pyx's loop, with atomic additions to v. Writes the block's active count
-    (shrinking) to kept and its largest projected slope to max_slope_out."""
-    cdef double z, c, q, a_old, a_new, delta, scale, slope
+    arithmetic as _sdca.pyx's loop, with atomic (or Wild's plain) additions to v, and, with hot
+    entries, the thread's replicas of them. Writes the block's active count (shrinking) to kept
+    and its largest projected slope to max_slope_out."""
+    cdef double z, z_odd, c, q, a_old, a_new, delta, scale, slope, u
     cdef double max_slope = 0.0
-    cdef Py_ssize_t t = 0, i, start, end, k, j, ahead
+    cdef Py_ssize_t t = 0, i, start, end, k, j, s, ahead
+    cdef Py_ssize_t since_merge = 0
+    cdef bint replicas = hot.n > 0
+    cdef double* local_v = NULL
+    cdef double* pending = NULL
+    cdef double* local_w = NULL
+    cdef Py_ssize_t intercept_slot = -1
+    cdef const cnp.uint8_t* slot = hot.slot
+    cdef const cnp.uint64_t* bits = hot.bits
+    if replicas:
+        local_v = hot.replicas + thread * hot.stride
+        pending = local_v + hot.n
+        local_w = pending + hot.n if elastic else local_v
+        intercept_slot = hot.intercept
+        hot_merge(hot, local_v, pending, local_w, elastic, kappa)   # fresh replicas
     while t < n_steps:
         i = order[t]
         if t + PREFETCH_FAR < n_steps:
@@ -107,7 +185,30 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         if c == 0.0:
             continue
         row_range(ptr, i, n_features, &start, &end)
-        z = row_dot(x, ind, start, end, w) + bias * w[n_features]
+        if replicas:
+            since_merge += 1
+            if since_merge >= hot.merge_every:
+                hot_merge(hot, local_v, pending, local_w, elastic, kappa)
+                since_merge = 0
+        if bits != NULL:
+            # row_dot's two partial sums in row_dot's order, a hot entry's value read from
+            # the thread's replica (with one thread merging every step: row_dot's bits).
+            z = 0.0
+            z_odd = 0.0
+            k = start
+            while k + 2 <= end:
+                z += x[k] * hot_value(bits, slot, local_w, w, ind[k])
+                z_odd += x[k + 1] * hot_value(bits, slot, local_w, w, ind[k + 1])
+                k += 2
+            if k < end:
+                z += x[k] * hot_value(bits, slot, local_w, w, ind[k])
+            z = z + z_odd
+        else:
+            z = row_dot(x, ind, start, end, w)
+        if intercept_slot >= 0:
+            z += bias * local_w[intercept_slot]
+        else:
+            z += bias * w[n_features]
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
@@ -126,7 +227,26 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             continue
         duals[i] = a_new
         scale = c * delta * inv_l2n
-        if ind != NULL:
+        if bits != NULL:
+            # The hot entries into the thread's replicas (merged every merge_every steps), the
+            # others into v as below.
+            for k in range(start, end):
+                j = ind[k]
+                u = scale * x[k]
+                if is_hot(bits, j):
+                    s = slot[j]
+                    local_v[s] += u
+                    pending[s] += u
+                    if elastic:
+                        local_w[s] = soft_threshold(local_v[s], kappa)
+                else:
+                    if atomic:
+                        atomic_add(&v[j], u)
+                    else:
+                        v[j] += u
+                    if elastic:
+                        w[j] = soft_threshold(v[j], kappa)
+        elif ind != NULL:
             if atomic:
                 for k in range(start, end):
                     atomic_add(&v[ind[k]], scale * x[k])
@@ -147,11 +267,20 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             if elastic:
                 for k in range(end - start):
                     w[k] = soft_threshold(v[k], kappa)
-        # Every step adds to the intercept's entry: the one entry all threads share, always
-        # atomic.
-        atomic_add(&v[n_features], scale * bias)
-        if elastic:
-            w[n_features] = soft_threshold(v[n_features], kappa)
+        # The intercept's entry, which every step writes and all threads share: replicated,
+        # or else always atomic (and not written at all without an intercept: bias = 0).
+        if intercept_slot >= 0:
+            u = scale * bias
+            local_v[intercept_slot] += u
+            pending[intercept_slot] += u
+            if elastic:
+                local_w[intercept_slot] = soft_threshold(local_v[intercept_slot], kappa)
+        elif bias != 0.0:
+            atomic_add(&v[n_features], scale * bias)
+            if elastic:
+                w[n_features] = soft_threshold(v[n_features], kappa)
+    if replicas:
+        hot_merge(hot, local_v, pending, local_w, elastic, kappa)  # nothing left pending
     kept[0] = n_steps
     max_slope_out[0] = max_slope
 
@@ -163,12 +292,24 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                         Py_ssize_t n_active, double shrink_threshold, int n_threads,
-                        Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True):
+                        Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True,
+                        const Py_ssize_t[::1] hot_entries=None,
+                        const cnp.uint8_t[::1] hot_slot=None,
+                        const cnp.uint64_t[::1] hot_bits=None, double[::1] replicas=None,
+                        Py_ssize_t merge_every=0):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads over
     n_blocks blocks (1 <= n_threads <= n_blocks <= n_active) of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
     (every addition to v atomic) instead of Wild (plain additions to the features' entries,
     which may lose an update: the caller recomputes v from the duals before it certifies).
+
+    Hot entries (none when hot_entries is None or empty): the entries of v listed in
+    hot_entries (increasing: fewer than COLD_SLOT = 255 features, CSR only, then n_features
+    for the intercept's entry when bias != 0) are replicated per thread and merged every
+    merge_every (>= 1) steps. hot_slot: n_features bytes, the position of feature j in that
+    list or COLD_SLOT; hot_bits: bit j (of word j // 64) set for each hot feature j; replicas:
+    work space of (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
+
     Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
@@ -186,7 +327,23 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     cdef Py_ssize_t[::1] bounds = np.empty(n_blocks + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] kept = np.empty(n_blocks, dtype=np.intp)
     cdef double[::1] slopes = np.zeros(n_blocks)
+    cdef Hot hot
+    cdef Py_ssize_t s
     cdef RandomState rs
+    hot.n = 0 if hot_entries is None else hot_entries.shape[0]
+    hot.slot = NULL
+    hot.bits = NULL
+    hot.intercept = -1
+    if hot.n > 0:
+        hot.intercept = hot.n - 1 if hot_entries[hot.n - 1] == n_features else -1
+        if ind != NULL and hot.n > (1 if hot.intercept >= 0 else 0):   # hot features
+            hot.slot = &hot_slot[0]
+            hot.bits = &hot_bits[0]
+        hot.entries = &hot_entries[0]
+        hot.stride = replica_stride(hot.n)
+        hot.shared = &replicas[0]
+        hot.replicas = hot.shared + hot.stride
+        hot.merge_every = merge_every
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
     rs.s2 = rng_state[2]
@@ -195,11 +352,15 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
         bounds[b] = (b * n_active) // n_blocks
     with nogil:
         rng_shuffle(&rs, order_ptr, n_active)
+        for s in range(hot.n):      # the hot entries live in hot.shared during the epoch
+            hot.shared[s] = v_ptr[hot.entries[s]]
         for b in prange(n_blocks, num_threads=n_threads, schedule="dynamic", chunksize=1):
             run_block(x, ind, ptr, n_features, bias, &y[0], &sample_weight[0], &sq_norms[0],
                       &duals[0], v_ptr, w_ptr, loss, inv_l2n, kappa, elastic, option, q_max,
                       atomic, order_ptr + bounds[b], bounds[b + 1] - bounds[b], shrinking,
-                      shrink_threshold, &kept[b], &slopes[b])
+                      shrink_threshold, &kept[b], &slopes[b], &hot, threadid())
+        for s in range(hot.n):
+            v_ptr[hot.entries[s]] = hot.shared[s]
         for b in range(n_blocks):
             if slopes[b] > max_slope:
                 max_slope = slopes[b]
@@ -219,7 +380,8 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                     pos = pos + 1
             for j in range(n_active):
                 order_ptr[j] = scratch_ptr[j]
-        if elastic:     # w exact: a step's soft threshold may have read an older v_j
+        if elastic:     # w exact: a step's soft threshold may have read an older v_j (and
+            # the hot entries' w are the threads' replicas' until now)
             for j in range(n_features + 1):
                 w_ptr[j] = soft_threshold(v_ptr[j], kappa)
     rng_state[0] = rs.s0

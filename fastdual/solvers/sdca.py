@@ -31,6 +31,29 @@ WILD_MIN_FEATURES = 10_000
 # Threads: the epoch's permutation is cut into this many blocks per thread, handed out one at a
 # time (a thread held up by a busy machine or by long rows delays one block, not the epoch).
 BLOCKS_PER_THREAD = 16
+# Threads on sparse data: the entries of v that most rows write (the features in at least
+# HOT_MIN_FRACTION of the rows, at most HOT_MAX of them, the most frequent first; and the
+# intercept's entry, always) are replicated per thread and merged every MERGE_EVERY steps,
+# instead of being written by every thread at nearly every step (the cache line of such an
+# entry then moves between the cores at each step). Finding a row's hot entries costs a test
+# per stored entry and a mispredicted branch per hot entry, on one core as on two (measured on
+# one core: +3-9 % per epoch on synth_sparse with 5 hot features, +17-32 % with 16, about
+# +100 % with 254; +18-20 % on news20 with 5-7, +100-120 % with 254): the set is kept to the
+# few features in a large share of the rows. A thread merges every MERGE_EVERY steps: on
+# synth_sparse (blocks of ~3000 rows) 512 reached 1e-4 in the fewest epochs and seconds among
+# 8, 64, 512 and once per block (logistic, squared hinge; docs/benchmarks.md M).
+# docs/solvers/sdca.md "Threads".
+HOT_MIN_FRACTION = 0.2
+HOT_MAX = 16        # at most _sdca_parallel.COLD_SLOT - 1
+MERGE_EVERY = 512
+# Threads: an epoch over active rows with fewer stored entries than this runs the sequential
+# kernel. Measured on 2 cores with 2 MiB of L2 each (docs/benchmarks.md M): two threads were
+# slower than one on every news20 subset up to the whole set (0.4-0.85x at 40 000 to 1.3 M
+# stored entries) and on synth_sparse subsets of 0.5 M (0.85x) and 2 M entries (0.97x),
+# faster on the whole of it (10 M entries, 1.2-1.4x): on a small epoch one core keeps the
+# entries of v the rows touch in its cache, and two threads turn those hits into transfers
+# between the cores.
+PARALLEL_MIN_NNZ = 3_000_000
 
 
 class SDCA:
@@ -133,6 +156,8 @@ class SDCA:
         self.atomic = True      # the parallel kernel's additions to v (WILD_MIN_FEATURES)
         self.drifting = False   # v may have lost updates since it was last recomputed
         self.order_scratch = None
+        self.hot_features = np.empty(0, dtype=np.intp)   # _set_hot: v's replicated entries
+        self.row_nnz = None
         self.resync = not (self.continuation or self.averaging or self.intercept is not None
                            or self.acceleration is not None)
         self.certified_v = None
@@ -152,6 +177,45 @@ class SDCA:
                            and self.problem.n_features >= WILD_MIN_FEATURES)
         if self.n_threads > 1 and self.order_scratch is None:
             self.order_scratch = np.empty(self.problem.n_samples, dtype=np.intp)
+        if self.n_threads > 1:
+            self._set_hot()
+
+    def _set_hot(self):
+        """The hot entries of v (HOT_MIN_FRACTION, HOT_MAX) and the threads' work space for
+        their replicas (_sdca_parallel.pyx). Sparse data only (a dense row writes every entry:
+        the kernel's atomic additions stay), counted once from the column indices."""
+        problem = self.problem
+        X, d = problem.X, problem.n_features
+        self.row_nnz = None
+        features = np.empty(0, dtype=np.intp)
+        if X.is_sparse:
+            self.row_nnz = np.diff(X.indptr)
+            counts = np.bincount(X.indices[:X.indptr[-1]], minlength=d)
+            frequent = np.flatnonzero(counts >= max(HOT_MIN_FRACTION * problem.n_samples, 1))
+            features = frequent[np.argsort(-counts[frequent], kind="stable")[:HOT_MAX]]
+        features = np.sort(features).astype(np.intp)
+        entries = features
+        if problem.bias != 0.0:
+            entries = np.append(entries, d)
+        # hot_features: the entries replicated (the intercept's, d, too when it is)
+        self.hot_features = entries
+        self.hot_slot = np.full(d, _sdca_parallel.COLD_SLOT, dtype=np.uint8)
+        self.hot_slot[features] = np.arange(features.size)
+        self.hot_bits = np.zeros((d + 63) // 64, dtype=np.uint64)
+        np.bitwise_or.at(self.hot_bits, features // 64,
+                         np.left_shift(np.uint64(1), (features % 64).astype(np.uint64)))
+        self.replicas = np.zeros((self.n_threads + 1)
+                                 * _sdca_parallel.replica_stride(entries.size))
+
+    def _active_nnz(self):
+        """Stored entries of the active rows (the work of the next epoch); all rows for dense
+        data count n_features each."""
+        n = self.problem.n_samples
+        if self.row_nnz is None:
+            return self.n_active * self.problem.n_features
+        if self.n_active == n:
+            return int(self.problem.X.indptr[n])
+        return int(np.sum(self.row_nnz[self.order[:self.n_active]]))
 
     def _repair(self):
         """v's features' entries recomputed from the duals (one transpose pass), w from them:
@@ -205,6 +269,8 @@ class SDCA:
         data, indices, indptr = problem.X.kernel_args
         q_max = self.weighted_sq_norm_max / (self.working_l2 * problem.n_samples)
         threads = min(self.n_threads, self.n_active)
+        if threads > 1 and self._active_nnz() < PARALLEL_MIN_NNZ:
+            threads = 1
         if threads > 1:
             max_slope, self.n_active = _sdca_parallel.sdca_parallel_epoch(
                 data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
@@ -213,7 +279,8 @@ class SDCA:
                 self.rng_state, self.n_active,
                 self.shrink_threshold if self.shrinking else np.inf, threads,
                 min(threads * BLOCKS_PER_THREAD, self.n_active), self.order_scratch,
-                self.atomic)
+                self.atomic, self.hot_features, self.hot_slot, self.hot_bits, self.replicas,
+                MERGE_EVERY)
             # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
             self.drifting = self.drifting or not self.atomic
         else:
