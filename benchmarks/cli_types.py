@@ -40,14 +40,29 @@ REGRESSION_TYPES = [11, 12, 13]
 
 LIBLINEAR_SCRIPT = """
 import sys, time
-from liblinear.liblinearutil import svm_read_problem, train, problem, parameter
+from liblinear.liblinearutil import svm_read_problem, train, problem, parameter, save_model
 start = time.perf_counter()
 y, x = svm_read_problem(sys.argv[1])
 read = time.perf_counter() - start
 start = time.perf_counter()
-train(problem(y, x, bias=1), parameter(sys.argv[2]))
+model = train(problem(y, x, bias=1), parameter(sys.argv[2]))
 print(read, time.perf_counter() - start)
+if len(sys.argv) > 3:
+    save_model(sys.argv[3], model)
 """
+
+
+def liblinear_gap(path, model_path, C):
+    """The certified relative duality gap of LIBLINEAR's model on its training file (the sum of
+    one-vs-rest's binary objectives, or the joint one for -s 4), by fastdual.duality_gap."""
+    import fastdual
+    from fastdual.formats import load_liblinear
+    from sklearn.datasets import load_svmlight_file
+    X, y = load_svmlight_file(path, zero_based=False)
+    model = load_liblinear(model_path)
+    if model.coef_.shape[-1] < X.shape[1]:
+        X = X[:, :model.coef_.shape[-1]]
+    return fastdual.duality_gap(X, y, model, C=C).relative_gap
 
 
 def write_rcv1like(path):
@@ -84,14 +99,19 @@ def main(argv=None):
                         default=CLASSIFICATION_TYPES + REGRESSION_TYPES)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--match", action="store_true",
+                        help="also certify LIBLINEAR's model (fastdual.duality_gap) and run "
+                             "fastdual with -e set to its relative gap: equal certified accuracy")
     args = parser.parse_args(argv)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     fastdual_cli = os.path.join(os.path.dirname(sys.executable), "fastdual")
     command = [fastdual_cli] if os.path.exists(fastdual_cli) else [sys.executable, "-m",
                                                                    "fastdual"]
     print("| file | -s | LIBLINEAR wall (s) | of which read, train (s) | fastdual wall (s) | "
-          "fastdual / LIBLINEAR | fastdual's WARNING lines |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "fastdual / LIBLINEAR | fastdual's WARNING lines |"
+          + (" LIBLINEAR's model: certified relative gap | fastdual at -e that gap (s) | "
+             "ratio |" if args.match else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if args.match else ""))
     ratios = []
     folder = tempfile.mkdtemp()
     try:
@@ -102,8 +122,9 @@ def main(argv=None):
                 options = f"-s {s} -c {args.C:g} -B 1"
                 theirs, parts, ours, warned = [], [], [], 0
                 for _ in range(args.repeats):
+                    model_path = os.path.join(folder, "liblinear.model")
                     seconds, done = wall([sys.executable, "-c", LIBLINEAR_SCRIPT, path,
-                                          options + " -q"], env)
+                                          options + " -q", model_path], env)
                     if done.returncode:
                         raise RuntimeError(done.stderr)
                     theirs.append(seconds)
@@ -117,8 +138,15 @@ def main(argv=None):
                 a, b = statistics.median(theirs), statistics.median(ours)
                 ratios.append(b / a)
                 read, train = np.median(np.array(parts), axis=0)
-                print(f"| {name} | {s} | {a:.2f} | {read:.2f}, {train:.2f} | {b:.2f} | "
-                      f"{b / a:.2f} | {warned} |", flush=True)
+                row = (f"| {name} | {s} | {a:.2f} | {read:.2f}, {train:.2f} | {b:.2f} | "
+                       f"{b / a:.2f} | {warned} |")
+                if args.match:
+                    gap = liblinear_gap(path, model_path, args.C)
+                    seconds, done = wall(command + ["train"] + options.split()
+                                         + ["-e", f"{gap:.3g}", path,
+                                            os.path.join(folder, "model")], env)
+                    row += f" {gap:.2g} | {seconds:.2f} | {seconds / a:.2f} |"
+                print(row, flush=True)
     finally:
         shutil.rmtree(folder)
     if ratios:
