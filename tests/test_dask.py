@@ -44,7 +44,7 @@ def test_equals_single_machine_and_certifies_like_the_gap_function(client, loss,
     assert model.converged_ and model.relative_gap_ <= tol
     reference = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, solver="sdca",
                                tol=1e-12, max_epochs=100_000)
-    assert reference.primal_ <= model.primal_ <= reference.primal_ * (1 + 1.01 * tol)
+    assert reference.dual_ <= model.primal_ <= reference.primal_ * (1 + 1.01 * tol)
     if l1_ratio:    # the elastic net's zeros: those of the optimum, up to the tolerance
         assert np.count_nonzero(model.coef_) < X.shape[1] or \
             np.count_nonzero(reference.coef_) == X.shape[1]
@@ -273,7 +273,7 @@ def test_weights_class_weights_and_loss_parameters_are_trains(loss, params):
     reference = fastdual.train(X, y, solver="sdca", tol=1e-12, max_epochs=100_000, **objective)
     assert model.converged_ and model.loss_params == reference.loss_params
     assert model.alpha == pytest.approx(reference.alpha, rel=1e-14)
-    assert reference.primal_ <= model.primal_ <= reference.primal_ + 1.01 * tol * abs(model.primal_)
+    assert reference.dual_ <= model.primal_ <= reference.primal_ + 1.01 * tol * abs(model.primal_)
     weighted = weights * (np.where(y > 0, 2.5, 1.0) if "class_weight" in objective else 1.0)
     cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss=loss,
                                 alpha=model.alpha, sample_weight=weighted,
@@ -368,7 +368,7 @@ def test_smooth_hinge_reaches_a_tight_gap_in_few_rounds_with_the_margin_mix(monk
     assert any(record["mix"] > 0 for record in model.rounds_)
     reference = fastdual.train(X, y, loss="smooth_hinge", alpha=1e-3, solver="sdca",
                                tol=1e-12, max_epochs=100_000)
-    assert reference.primal_ <= model.primal_ <= reference.primal_ * (1 + 1.01e-6)
+    assert reference.dual_ <= model.primal_ <= reference.primal_ * (1 + 1.01e-6)
     monkeypatch.setattr(fastdual.dask, "MIX_STEPS", np.array([0.0]))
     with pytest.warns(fastdual.ConvergenceWarning):
         plain = fastdual.dask.train_local(parts, max_epochs=4 * 300, **kwargs)
