@@ -92,9 +92,9 @@ def class_problems(matrix, classes, index, objective):
     """The k binary problems of one-vs-rest (class m against the rest) on one view of X: the
     first validated and assembled by build_problem, the others its copies with their own
     targets (every class is present and so is the rest: the same two labels), sharing the
-    rows, the sample weights and the rows' squared norms (one pass for all k)."""
+    rows (whose squared norms the Matrix computes once: one pass for all k) and the weights."""
     first = build_problem(matrix, np.where(index == 0, 1.0, -1.0), **objective)
-    return [first] + [replace(first, y=np.where(index == m, 1.0, -1.0), _norms_of=first)
+    return [first] + [replace(first, y=np.where(index == m, 1.0, -1.0))
                       for m in range(1, classes.shape[0])]
 
 

@@ -15,7 +15,7 @@ Pure l1 (l2 = 0) is certified as such; solvers that need strong convexity add a 
 their own (fastdual.solvers.sdca), never part of the Problem.
 """
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,10 +49,6 @@ class Problem:
     fit_intercept: bool
     intercept_scaling: float
     free_intercept: bool = False   # the intercept feature's weight is not penalised
-    _squared_norms: np.ndarray = field(default=None, repr=False)
-    # another problem on the same rows and intercept feature whose squared norms these are (the
-    # classes of one-vs-rest: computed once, by whichever class asks first)
-    _norms_of: object = field(default=None, repr=False)
 
     @property
     def n_samples(self):
@@ -63,20 +59,8 @@ class Problem:
         return self.X.n_features
 
     def squared_norms(self):
-        """||x_i||^2 + bias^2 for every row (computed once)."""
-        if self._norms_of is not None:
-            return self._norms_of.squared_norms()
-        if self._squared_norms is None:
-            data, indices, indptr = self.X.kernel_args
-            norms = _rows.row_squared_norms(data, indices, indptr, self.n_samples,
-                                            self.n_features, self.bias)
-            if not np.isfinite(norms).all():
-                raise ValueError("X (with the intercept feature of value intercept_scaling="
-                                 f"{self.intercept_scaling:g} if fit_intercept) has values so "
-                                 "large that squared row norms overflow float64; rescale X "
-                                 "(e.g. rows to unit norm) or intercept_scaling")
-            self._squared_norms = norms
-        return self._squared_norms
+        """||x_i||^2 + bias^2 for every row (computed once for the rows and this bias)."""
+        return self.X.squared_norms(self.bias)
 
     @property
     def n_duals(self):

@@ -31,10 +31,26 @@ class Matrix:
     # the column view without a copy. None: the column view is converted from the rows.
     column_source: object = field(default=None, repr=False)
     _columns: tuple = field(default=None, repr=False)
+    _squared_norms: dict = field(default_factory=dict, repr=False)   # bias -> ||x_i||^2 + bias^2
 
     @property
     def kernel_args(self):
         return self.data, self.indices, self.indptr
+
+    def squared_norms(self, bias):
+        """||x_i||^2 + bias^2 for every row, computed once per bias (the problems on these rows,
+        one-vs-rest's classes among them, share it)."""
+        norms = self._squared_norms.get(bias)
+        if norms is None:
+            norms = _rows.row_squared_norms(self.data, self.indices, self.indptr,
+                                            self.n_samples, self.n_features, bias)
+            if not np.isfinite(norms).all():
+                raise ValueError("X (with the intercept feature of value intercept_scaling="
+                                 f"{bias:g} if fit_intercept) has values so large that squared "
+                                 "row norms overflow float64; rescale X (e.g. rows to unit "
+                                 "norm) or intercept_scaling")
+            self._squared_norms[bias] = norms
+        return norms
 
     def columns(self):
         """X in the column layout of the column kernels (solvers/_cd.pyx): (data, indices,

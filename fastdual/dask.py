@@ -93,7 +93,7 @@ class Block:
             self.label(classes)
         self.bias = bias
         self.index = index
-        self.sq_norms = _rows.row_squared_norms(*self.matrix.kernel_args, n, d, bias)
+        self.sq_norms = self.matrix.squared_norms(bias)
         self.committed = None
         self.restore(np.zeros(n) if duals is None else duals)
 

@@ -123,9 +123,7 @@ class OnlineRDA:
             if self.variant == "accelerated":
                 lipschitz = self.lipschitz
                 if lipschitz is None:
-                    from fastdual._core import rows as _rows
-                    norms = _rows.row_squared_norms(*matrix.kernel_args, matrix.n_samples,
-                                                    matrix.n_features, self.bias)
+                    norms = matrix.squared_norms(self.bias)
                     lipschitz = float(np.mean(weights * norms)) / self._loss.gamma
                     lipschitz = lipschitz if lipschitz > 0 else 1.0
             self.state = RDAState(matrix.n_features, variant=self.variant, gamma=self.gamma,

@@ -31,6 +31,20 @@ def threads_on_small_problems(monkeypatch):
 
 
 @pytest.fixture
+def parallel_calls(monkeypatch):
+    """A list that grows by one at every call of the parallel kernel."""
+    calls = []
+    original = _sdca_parallel.sdca_parallel_epoch
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sdca_module._sdca_parallel, "sdca_parallel_epoch", counting)
+    return calls
+
+
+@pytest.fixture
 def many_hot(monkeypatch):
     """Every feature in at least 1 % of the rows replicated (up to the kernel's limit),
     whatever the driver's defaults: hot and cold entries in every row."""
@@ -285,17 +299,10 @@ def test_many_threads_on_tiny_problems_never_lie(loss, sparse):
             regularize_intercept=not free), rel=1e-9, abs=1e-12)
 
 
-def test_one_job_runs_the_sequential_kernel(monkeypatch):
+def test_one_job_runs_the_sequential_kernel(parallel_calls):
     """n_jobs=1 (and None) never enters the parallel kernel, so it is the sequential path bit
     for bit; n_jobs=2 does enter it."""
-    calls = []
-    original = _sdca_parallel.sdca_parallel_epoch
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(sdca_module._sdca_parallel, "sdca_parallel_epoch", counting)
+    calls = parallel_calls
     for loss, l1_ratio, sparse in [("hinge", 0.0, True), ("logistic", 0.5, False),
                                    ("squared", 0.0, True)]:
         X, y = problem_for(loss, n=150, d=6, seed=8, sparse=sparse)
@@ -510,17 +517,10 @@ def test_replicated_entries_lose_no_update(atomic):
         np.abs(state["v"]) - kappa, 0.0))
 
 
-def test_short_epochs_run_the_sequential_kernel(monkeypatch):
+def test_short_epochs_run_the_sequential_kernel(monkeypatch, parallel_calls):
     """The cutoff: an epoch whose active rows hold fewer than PARALLEL_MIN_NNZ stored entries
     runs the sequential kernel; the count follows the active set as shrinking changes it."""
-    calls = []
-    original = _sdca_parallel.sdca_parallel_epoch
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(sdca_module._sdca_parallel, "sdca_parallel_epoch", counting)
+    calls = parallel_calls
     X, y = text_like("hinge", n=400, d=1000, seed=4)
     problem = build_problem(X, y, loss="hinge", alpha=0.05, C=None, l1_ratio=0.0,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,

@@ -30,11 +30,10 @@ samples.
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
-from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-from fastdual._core.losses cimport Loss, slope_of
-from fastdual.solvers._sdca_step cimport dual_step
+from fastdual._core.losses cimport Loss
+from fastdual.solvers._sdca_step cimport dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
@@ -76,7 +75,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef bint shrinking = loss.has_box and not with_replacement
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
-    cdef double z, c, q, a_old, a_new, delta, scale, slope
+    cdef double z, c, q, a_old, a_new, delta, scale
     cdef double max_slope = 0.0
     cdef Py_ssize_t t, i, start, end, ahead, n_steps
     cdef RandomState rs
@@ -114,18 +113,14 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             a_old = duals[i]
             a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
             delta = a_new - a_old
-            if shrinking:
-                slope = c * fabs(slope_of(loss, y[i], z, a_old))
-                if delta == 0.0:
-                    if slope > shrink_threshold:
-                        # On a bound and pushed outward: out of the active set. The last active
-                        # sample takes this place and is visited next.
-                        n_steps -= 1
-                        t -= 1
-                        order[t] = order[n_steps]
-                        order[n_steps] = i
-                elif slope > max_slope:
-                    max_slope = slope
+            if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_threshold,
+                                     &max_slope):
+                # Out of the active set: the last active sample takes this place and is
+                # visited next.
+                n_steps -= 1
+                t -= 1
+                order[t] = order[n_steps]
+                order[n_steps] = i
             if delta == 0.0:
                 continue
             duals[i] = a_new

@@ -56,10 +56,9 @@ import numpy as np
 cimport numpy as cnp
 from cython cimport floating
 from cython.parallel cimport prange, threadid
-from libc.math cimport fabs
 
-from fastdual._core.losses cimport Loss, slope_of
-from fastdual.solvers._sdca_step cimport dual_step
+from fastdual._core.losses cimport Loss
+from fastdual.solvers._sdca_step cimport dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, soft_threshold)
 
@@ -155,7 +154,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
     arithmetic as _sdca.pyx's loop, with atomic (or Wild's plain) additions to v, and, with hot
     entries, the thread's replicas of them. Writes the block's active count (shrinking) to kept
     and its largest projected slope to max_slope_out."""
-    cdef double z, z_odd, c, q, a_old, a_new, delta, scale, slope, u
+    cdef double z, z_odd, c, q, a_old, a_new, delta, scale, u
     cdef double max_slope = 0.0
     cdef Py_ssize_t t = 0, i, start, end, k, j, s, ahead
     cdef Py_ssize_t since_merge = 0
@@ -213,16 +212,12 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
         delta = a_new - a_old
-        if shrinking:
-            slope = c * fabs(slope_of(loss, y[i], z, a_old))
-            if delta == 0.0:
-                if slope > shrink_threshold:
-                    n_steps -= 1
-                    t -= 1
-                    order[t] = order[n_steps]
-                    order[n_steps] = i
-            elif slope > max_slope:
-                max_slope = slope
+        if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_threshold,
+                                 &max_slope):
+            n_steps -= 1
+            t -= 1
+            order[t] = order[n_steps]
+            order[n_steps] = i
         if delta == 0.0:
             continue
         duals[i] = a_new
