@@ -15,7 +15,7 @@ from fastdual._validation import check_coef, check_int
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS, get_solver, solver_options
 from fastdual.solvers.auto import choose, plan
-from fastdual.solvers.switching import Switching, label
+from fastdual.solvers.switching import Switching
 
 Certificate = namedtuple("Certificate", ["gap", "primal", "dual", "relative_gap"])
 
@@ -50,7 +50,7 @@ def make_driver(problem, solver, options, seed, warm_start=None, n_jobs=None):
     if warm_start is not None and hasattr(driver, "start_from"):   # a primal solver
         driver.start_from(warm_coefficients(problem, warm_start))
     if stages is not None and len(stages) > 1:
-        driver = Switching(problem, driver, label(solver, options), stages[1:], seed)
+        driver = Switching(problem, driver, (solver, options), stages[1:], seed)
     return driver
 
 

@@ -80,7 +80,8 @@ def save_liblinear(model, path):
     rows = [columns[j] for j in range(d)]
     if model.fit_intercept:
         rows.append(intercept / model.intercept_scaling)
-    lines += [" ".join(f"{v:.17g}" for v in row) + " " for row in rows]
+    line = "%.17g " * columns.shape[1]       # LIBLINEAR's save_model: "%.17g " a weight
+    lines += [line % tuple(row.tolist()) for row in rows]
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
 

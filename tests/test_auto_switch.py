@@ -242,7 +242,7 @@ def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
 def test_wide_hinge_type_problems_go_on_accelerated_only_on_rows_of_similar_lengths():
     """Rule 4 starts wide hinge-type problems with plain SDCA; it goes on accelerated when it
     stalls from kappa >= ACCELERATION_KAPPA only when the rows' c_i ||x_i||^2 spread at most
-    ROW_SPREAD times their mean."""
+    ROW_SPREAD times their mean, and takes Newton corrections when they spread more."""
     from fastdual._problem import build_problem
     X, y = problem_for("squared_hinge", n=40, d=120, seed=1)
     lengths = np.ones(X.shape[0])
@@ -259,8 +259,11 @@ def test_wide_hinge_type_problems_go_on_accelerated_only_on_rows_of_similar_leng
             assert auto.row_spread(p) == pytest.approx(r2 / sizes.mean(), rel=1e-12)
             assert (auto.row_spread(p) <= auto.ROW_SPREAD) == spread_ok
             assert auto.rule(p) == ("sdca", {}, 4)
+            correction = switching.Correction("newton", {"max_cg": auto.CORRECTION_MAX_CG},
+                                              auto.CORRECTION_STEPS)
             assert auto.plan(p, {}, fastdual.SOLVERS)[1:] == (
-                [("sdca", {"acceleration": True})] if accelerated else [])
+                [("sdca", {"acceleration": True})] if accelerated
+                else [] if spread_ok else [correction])
 
 
 def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():

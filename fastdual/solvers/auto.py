@@ -15,7 +15,9 @@ the measurements behind them):
      (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
      when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the
      accelerated outer loop stalls on rows of very different lengths, raw text: its proximal
-     term follows the longest row) and the intercept is not free (see fallback);
+     term follows the longest row) and the intercept is not free; on rows of very different
+     lengths, it takes a few Newton steps and goes on from their margins' duals, again at
+     each stall while that pays (a Newton correction; see fallback);
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
      NEWTON_KAPPA).
 
@@ -33,12 +35,18 @@ import numpy as np
 
 from fastdual.losses import get_loss_spec
 from fastdual.solvers import SOLVERS, get_solver
+from fastdual.solvers.switching import Correction
 
 NEWTON_KAPPA = 5.0
 CD_KAPPA = 10.0
 ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: a stalled plain SDCA goes on accelerated
 ROW_SPREAD = 10.0            # from this kappa on, when the largest c_i ||x_i||^2 is at most
                              # ROW_SPREAD times their mean
+# Above ROW_SPREAD (raw text), a stalled plain SDCA takes CORRECTION_STEPS Newton steps of at
+# most CORRECTION_MAX_CG conjugate-gradient iterations each and goes on from their margins'
+# duals (switching.Correction; docs/solvers/auto.md, "Newton corrections").
+CORRECTION_STEPS = 3
+CORRECTION_MAX_CG = 30
 
 
 def condition_number(problem):
@@ -90,7 +98,9 @@ def fallback(problem, name, options):
     plain SDCA as Newton for a smooth loss (l2 or the elastic net, either intercept), but the
     hinge-type losses on wide data, where Newton's generalised Hessian is the slower and
     stalling method: there, accelerated from kappa >= ACCELERATION_KAPPA on rows of similar
-    lengths (l2 only, the intercept not free), else nothing (docs/solvers/auto.md)."""
+    lengths (l2 only, the intercept not free), a Newton correction (switching.Correction) on
+    rows whose c_i ||x_i||^2 spread more than ROW_SPREAD times their mean, else nothing
+    (docs/solvers/auto.md)."""
     if name == "sdca" and options.get("acceleration"):
         return "sdca", {key: value for key, value in options.items() if key != "acceleration"}
     if options:
@@ -101,15 +111,19 @@ def fallback(problem, name, options):
         hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if not (hinge_type and problem.n_features > problem.n_samples):
             return "newton", {}
+        spread = row_spread(problem)
         if (problem.l1 == 0.0 and condition_number(problem) >= ACCELERATION_KAPPA
-                and row_spread(problem) <= ROW_SPREAD and not problem.free_intercept):
+                and spread <= ROW_SPREAD and not problem.free_intercept):
             return "sdca", {"acceleration": True}
+        if spread > ROW_SPREAD:
+            return Correction("newton", {"max_cg": CORRECTION_MAX_CG}, CORRECTION_STEPS)
     return None
 
 
 def plan(problem, options, solvers):
     """The methods solver="auto" runs, in order: choose's, then (with no solver options
-    given) its fallback when it stalls. Each is (solver name, options)."""
+    given) its fallback when it stalls. Each is (solver name, options), or a
+    switching.Correction."""
     first = choose(problem, options, solvers)
     if options:
         return [first]

@@ -18,11 +18,38 @@ The next method starts from the checkpoint the test was made on: its duals (a du
 start; Newton's w(duals) is then replaced by the checkpoint's w through `start_from`), so no
 certified progress is lost; `switches` records each switch, and the model's `switches_`
 reports them.
+
+A stage may be a *correction* (class Correction): a few steps of another method from the
+stalled point, after which the stalled method goes on from the correction's point (its duals:
+a primal method's margin duals), and the correction is queued again for the method's next
+stall. It is what SDCA needs on rows of very different lengths (raw text): there a few Newton
+steps from SDCA's w lower the primal far, and SDCA restarted from the duals of Newton's margins
+reaches in tens of epochs what neither reached in hundreds of passes (docs/solvers/auto.md,
+"Newton corrections", measured on news20). During a correction its w is certified with the stalled point's duals, so no
+check certifies less than the stalled point did. A correction that does not lower the primal by
+at least CORRECTION_GAIN times the stalled point's gap, or whose restart has not passed the
+stalled point's dual within PROBATION passes (the margin duals were a worse start), is
+undone: the stalled driver goes on as it was, and no correction is tried again.
 """
+
+from dataclasses import dataclass
+
 from fastdual.solvers import get_solver, solver_options
 
 MIN_PASSES = 64       # no verdict on a method before it has made this many passes
 STALL_FACTOR = 0.5    # the best relative gap must at least halve over the latter half
+CORRECTION_GAIN = 0.1  # a correction must lower the primal by this share of the stalled gap
+PROBATION = 64        # passes in which the method resumed from a correction must pass the
+                      # stalled point's dual
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A stage of `steps` steps (epoch() calls: Newton iterations) of the solver `name`, after
+    which the stalled method resumes from the correction's certified point."""
+    name: str
+    options: dict
+    steps: int
 
 
 def label(name, options):
@@ -41,15 +68,21 @@ def build(problem, name, options, seed, duals=None, w=None):
 
 
 class Switching:
-    """Runs `first` (a built driver, labelled `first_label`) and then, at its stall, each of
-    `stages` in turn: (solver name, options) built by `build` from the stalled method's last
-    checkpoint. Everything the loop asks of a driver goes to the method running."""
+    """Runs `first` (a built driver of the stage `first_stage`, (solver name, options)) and
+    then, at its stall, each of `stages` in turn: (solver name, options) built by `build` from
+    the stalled method's last checkpoint, or a Correction. Everything the loop asks of a driver
+    goes to the method running."""
 
-    def __init__(self, problem, first, first_label, stages, seed):
+    def __init__(self, problem, first, first_stage, stages, seed):
         self.problem = problem
         self.current = first
-        self.current_label = first_label
+        self.current_stage = tuple(first_stage)
+        self.current_label = label(*first_stage)
         self.stages = list(stages)
+        self.correction = None    # while one runs: (Correction, the stalled checkpoint)
+        self.probation = None     # after one: the stalled checkpoint, until its dual is passed
+        self.paused = None        # the stalled method's driver, as it stalled, during both
+        self.steps = 0            # epoch() calls of the running correction
         self.seed = seed
         self.start = 0            # the loop's pass count when the running method started
         self.best = []            # (passes of the running method, best relative gap so far)
@@ -71,10 +104,19 @@ class Switching:
         return self.current.helper_l2
 
     def epoch(self):
+        self.steps += 1
         return self.current.epoch()
 
     def point(self):
-        return self.current.point()
+        """The running method's point; during a correction, its w certified with the stalled
+        point's duals (its own, a primal method's margin duals, certify little where SDCA
+        stalled), so that a correction's checks, and a budget that ends during one, certify
+        no less than the stalled point did (the correction's steps start from that w and never
+        raise the primal)."""
+        w, duals = self.current.point()
+        if self.correction is not None:
+            duals = self.correction[1].duals
+        return w, duals
 
     def dual_vector_out(self):
         out = getattr(self.current, "dual_vector_out", None)
@@ -83,7 +125,9 @@ class Switching:
     def check_due(self, epoch):
         """The running method's own answer; after a switch, also a check at 1, 2, 4, ... of the
         new method's passes, so that its rate is measured on its own checks (the schedule's
-        interval was the stalled method's)."""
+        interval was the stalled method's); a correction's point is checked after its steps."""
+        if self.correction is not None and self.steps >= self.correction[0].steps:
+            return True
         due = self.current.check_due(epoch)
         if due is None and self.next_forced is not None and epoch - self.start >= self.next_forced:
             while self.next_forced <= epoch - self.start:
@@ -93,7 +137,18 @@ class Switching:
 
     def after_check(self, checkpoint):
         self.current.after_check(checkpoint)
+        if self.correction is not None:
+            if self.steps >= self.correction[0].steps:
+                self.resume(checkpoint)
+            return
         passes = checkpoint.epoch - self.start
+        if self.probation is not None:
+            stalled = self.probation
+            if checkpoint.dual >= stalled.dual:
+                self.probation = self.paused = None
+            elif passes >= PROBATION:
+                self.revert(checkpoint)
+                return
         gap = checkpoint.relative_gap
         if self.best:
             gap = min(gap, self.best[-1][1])
@@ -110,14 +165,63 @@ class Switching:
         return bool(earlier) and gap > STALL_FACTOR * earlier[-1]
 
     def switch(self, checkpoint):
-        name, options = self.stages.pop(0)
+        stage = self.stages.pop(0)
+        if isinstance(stage, Correction):
+            self.correction = (stage, checkpoint)
+            self.paused = self.current
+            self._run(stage.name, stage.options, checkpoint, checkpoint.duals, checkpoint.w)
+        else:
+            self.current_stage = tuple(stage)
+            self._run(*stage, checkpoint, checkpoint.duals, checkpoint.w)
+
+    def resume(self, checkpoint):
+        """The end of a correction (checkpoint: its point): the stalled method goes on from it
+        and the correction is queued again, or, if it did not lower the primal by
+        CORRECTION_GAIN times the stalled point's gap, from the stalled point, without it."""
+        correction, stalled = self.correction
+        self.correction = None
+        if stalled.primal - checkpoint.primal >= CORRECTION_GAIN * stalled.gap:
+            self.stages.insert(0, correction)
+            duals = self.problem.duals_from_margins(checkpoint.w)
+            self.probation = stalled
+            self._run(*self.current_stage, checkpoint, duals, checkpoint.w)
+        else:
+            self._continue_paused(checkpoint)
+
+    def revert(self, checkpoint):
+        """A method resumed from a correction's point that has not passed the stalled point's
+        dual within PROBATION passes (the margin duals of the correction's w were a worse
+        start): the stalled driver goes on where it stopped, and no correction is tried
+        again."""
+        self.probation = None
+        self.stages = [stage for stage in self.stages if not isinstance(stage, Correction)]
+        self._continue_paused(checkpoint)
+
+    def _continue_paused(self, checkpoint):
+        """The stalled method's own driver goes on from where it stalled (its state, its
+        random stream: as if the correction had not been made), recorded as a switch."""
+        self._record(checkpoint, *self.current_stage)
+        self.current, self.paused = self.paused, None
+        self._restart_counts()
+
+    def _run(self, name, options, checkpoint, duals, w):
+        """Go on with the solver `name` (options) from the duals (and w, for a primal solver),
+        recorded as a switch at `checkpoint`."""
+        self._record(checkpoint, name, options)
+        self.current = build(self.problem, name, options, self.seed, duals=duals, w=w)
+        self._restart_counts()
+
+    def _record(self, checkpoint, name, options):
         new_label = label(name, options)
         self.switches.append({"epoch": int(checkpoint.epoch), "from": self.current_label,
                               "to": new_label, "solver": name,
                               "relative_gap": float(checkpoint.relative_gap)})
-        self.current = build(self.problem, name, options, self.seed,
-                             duals=checkpoint.duals, w=checkpoint.w)
         self.current_label = new_label
         self.start = checkpoint.epoch
+
+    def _restart_counts(self):
+        """The stall test's and the correction's counts start again with the method now
+        running."""
+        self.steps = 0
         self.best = []
-        self.next_forced = 1
+        self.next_forced = None if self.correction is not None else 1
