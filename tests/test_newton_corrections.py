@@ -85,6 +85,13 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
     after = [h for h in model.history_ if h["epoch"] > end]
     passed = [h["epoch"] for h in after if h["dual"] >= stalled["dual"]]
     assert passed and passed[0] - end <= switching.PROBATION
+    # after it, the schedule's checks (not the forced ones at 1, 2, 4, ... passes after the
+    # restart, nor the last) are at most CHECKS_PER_DOUBLING per doubling of the epochs
+    epochs = [h["epoch"] for h in model.history_]
+    forced = {end + 2 ** k for k in range(20)}
+    for previous, epoch in zip(epochs, epochs[1:]):
+        if epoch > end and epoch not in forced and epoch != model.n_epochs_:
+            assert epoch - previous >= epoch // switching.CHECKS_PER_DOUBLING
     # the certificate is the shared one of exactly the returned model
     cert = certify(X, y, model, **objective)
     assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
@@ -130,6 +137,7 @@ def test_the_certificate_holds_through_forced_corrections(seed, loss, free, log_
     coefficients and duals, and each check inside a correction certifies with the stalled
     point's duals a primal no higher than the stalled point's."""
     X, y = text_like(40, 400, 10, 3.0, seed=seed)
+    y[:2] = 1.0, -1.0                       # (40 rows may have drawn one class only)
     objective = dict(loss=loss, C=10.0 ** log_C, regularize_intercept=not free)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(switching, "MIN_PASSES", 1)
