@@ -10,6 +10,12 @@ have read INNER_PASSES passes' entries of X. It returns the passes over the data
 certificate is the shared one, with duals from margins (for pure l1 those of the extrapolated
 sweeps, rescaled to feasibility by the gap function, which keeps the better of them and w's own).
 
+The proximal Newton steps (the default for the losses whose curvature varies) minimise their
+model by sweeps over the working set's columns, or, on tall data with few columns, by many cheap
+sweeps on the model's Gram matrix over the working set (docs/math.md 4k): collinear columns (one-
+hot groups with an intercept) make coordinate descent drift slowly along X's null space, and a
+pure-l1 certificate lags until the drift is done.
+
 Gap-safe screening (`screening=True`, docs/math.md 4l): after each certificate, the features
 whose sphere test proves w*_j = 0 are set to 0 and dropped for the rest of the training (the
 score pass and the working sets skip them); a warm start is certified and screened at once.
@@ -222,8 +228,9 @@ class CD:
         skglm's ProxNewton): each minimises the data term's second-order model at w plus the
         penalty over the working set by up to MODEL_SWEEPS sweeps, then a backtracking line
         search on the true objective takes the longest step 2^-k giving a sufficient decrease.
+        The model is minimised on its Gram matrix where that is the cheaper (_gram_buffers).
         Until w's own violation on the set is at most tol, or INNER_PASSES passes' entries.
-        Returns the entries read."""
+        Returns the entries read (the Gram matrix's multiply-adds counted as entries)."""
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         budget = INNER_PASSES * self.pass_entries
