@@ -431,3 +431,107 @@ def screen(const double[::1] v, double factor, const double[::1] norms, double r
                 screened[j] = 1
                 count += 1
     return count
+
+
+def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] g,
+               const double[::1] h, const int[::1] position, double[:, ::1] gram,
+               double[::1] b, int[::1] scratch_index, double[::1] scratch_value):
+    """The proximal Newton model of the data term (docs/math.md 4k, "The model on the Gram
+    matrix") on a working set W, from X read by rows (rows.pxd's layout): gram = X_W^T diag(h)
+    X_W and b = X_W^T g (g_i = c_i phi'(z_i) / n, h_i = c_i phi''(z_i) / n at w0's margins),
+    position[j] the index of feature j (n_features: the intercept's column, of value bias) in
+    W, -1 outside it. scratch_*: at least |W| entries. Returns the multiply-adds made (the sum
+    over the rows of their entries in W squared, halved)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t m = gram.shape[0], i, p, a, c, k, start = 0, end = 0, count
+    cdef double hi, gi, va, work = 0.0
+    cdef int bias_position = position[n_features]
+    with nogil:
+        gram[:, :] = 0.0
+        b[:] = 0.0
+        for i in range(n_samples):
+            row_range(ptr, i, n_features, &start, &end)
+            count = 0
+            for p in range(start, end):
+                k = position[ind[p] if ind != NULL else p - start]
+                if k >= 0:
+                    scratch_index[count] = <int>k
+                    scratch_value[count] = x[p]
+                    count += 1
+            if bias_position >= 0 and bias != 0.0:
+                scratch_index[count] = bias_position
+                scratch_value[count] = bias
+                count += 1
+            hi = h[i]
+            gi = g[i]
+            for a in range(count):
+                va = scratch_value[a]
+                b[scratch_index[a]] += gi * va
+                if hi == 0.0:
+                    continue
+                va *= hi
+                for c in range(a, count):
+                    gram[scratch_index[a], scratch_index[c]] += va * scratch_value[c]
+            work += 0.5 * count * (count + 1)
+        # the products were added where the row's first index is the first one: make the matrix
+        # symmetric (each pair (a, c) landed in one of gram[a, c], gram[c, a])
+        for a in range(m):
+            for c in range(a + 1, m):
+                gram[a, c] += gram[c, a]
+                gram[c, a] = gram[a, c]
+    return work
+
+
+def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
+                const int[::1] coordinates, const double[::1] floor, double[::1] hd,
+                double l2, double l1, Py_ssize_t max_sweeps, double tol, double model_tol):
+    """Cyclic coordinate descent on the proximal Newton model over the working set W =
+    coordinates, from its Gram matrix (model_gram): minimise over the w_j, j in W,
+
+        b . d + d^T gram d / 2 + l2/2 ||w||^2 + l1 ||w||_1,    d = w_W - w0_W,
+
+    keeping hd = gram d (zero at the start, d = 0), so that a partial derivative is
+    b_k + hd_k and a step on w_j costs |W| (one column of gram). The curvature along j is
+    gram[k, k], at least floor[j] (as in model_sweeps). No sweep when w0's largest violation on
+    W is at most tol; else sweeps until one's largest violation is at most model_tol, or
+    max_sweeps. Returns (sweeps, multiply-adds made, w0's largest violation, the last sweep's)."""
+    cdef Py_ssize_t m = coordinates.shape[0], k, j, c, sweep = 0
+    cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, score, delta
+    with nogil:
+        for k in range(m):
+            score = _violation(b[k], w[coordinates[k]], l2, l1)
+            if score > first:
+                first = score
+        if first <= tol:
+            max_sweeps = 0
+        while sweep < max_sweeps:
+            largest = 0.0
+            for k in range(m):
+                j = coordinates[k]
+                grad = b[k] + hd[k]
+                old = w[j]
+                score = _violation(grad, old, l2, l1)
+                if score > largest:
+                    largest = score
+                lip = gram[k, k]
+                lip = lip if lip > floor[j] else floor[j]
+                if lip > 0.0:
+                    new = soft_threshold(lip * old - grad, l1) / (lip + l2)
+                elif l1 > 0.0 or l2 > 0.0:
+                    new = 0.0
+                else:
+                    new = old
+                if new != old:
+                    w[j] = new
+                    delta = new - old
+                    for c in range(m):
+                        hd[c] += delta * gram[k, c]
+                    work += m
+            work += m
+            sweep += 1
+            if largest <= model_tol:
+                break
+    return sweep, work, first, largest

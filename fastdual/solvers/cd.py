@@ -10,6 +10,12 @@ have read INNER_PASSES passes' entries of X. It returns the passes over the data
 certificate is the shared one, with duals from margins (for pure l1 those of the extrapolated
 sweeps, rescaled to feasibility by the gap function, which keeps the better of them and w's own).
 
+The proximal Newton steps (the default for the losses whose curvature varies) minimise their
+model by sweeps over the working set's columns, or, on tall data with few columns, by many cheap
+sweeps on the model's Gram matrix over the working set (docs/math.md 4k): collinear columns (one-
+hot groups with an intercept) make coordinate descent drift slowly along X's null space, and a
+pure-l1 certificate lags until the drift is done.
+
 Gap-safe screening (`screening=True`, docs/math.md 4l): after each certificate, the features
 whose sphere test proves w*_j = 0 are set to 0 and dropped for the rest of the training (the
 score pass and the working sets skip them); a warm start is certified and screened at once.
@@ -35,6 +41,9 @@ MODEL_TOL = 0.3     # ... stopping once the model's violation is below this time
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
+GRAM_SWEEPS = 1000  # the model on its Gram matrix: sweeps per step, at most
+GRAM_ROW_ENTRIES = 2 * MODEL_SWEEPS  # ... used while the rows' mean entries in W are at most this
+GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 EPS = np.finfo(float).eps
 
 
@@ -219,8 +228,9 @@ class CD:
         skglm's ProxNewton): each minimises the data term's second-order model at w plus the
         penalty over the working set by up to MODEL_SWEEPS sweeps, then a backtracking line
         search on the true objective takes the longest step 2^-k giving a sufficient decrease.
+        The model is minimised on its Gram matrix where that is the cheaper (_gram_buffers).
         Until w's own violation on the set is at most tol, or INNER_PASSES passes' entries.
-        Returns the entries read."""
+        Returns the entries read (the Gram matrix's multiply-adds counted as entries)."""
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         budget = INNER_PASSES * self.pass_entries
@@ -228,17 +238,21 @@ class CD:
         curvature, hsums = np.empty(ws.shape[0]), np.empty(ws.shape[0])
         free_last = problem.free_intercept and problem.bias and ws[-1] == d
         work, stale = 0.0, False
+        gram = self._gram_buffers(ws)
         while work < budget:
             # u, h and the loss at w in one pass over the margins
             loss = _newton.loss_terms(self.y, self.cn, self.z, self.loss, self.u, self.h)
             stale = False
             np.copyto(self.trial, self.w)
-            self.r[:] = 0.0
-            self.q[:] = self.u
-            sweeps, entries, violation, _ = _cd.model_sweeps(
-                *self.columns, n, d, self.bias, self.h, self.trial, self.r, self.q, ws,
-                self.floor, problem.l2, problem.l1, problem.free_intercept, MODEL_SWEEPS,
-                tol, MODEL_TOL * tol, curvature, hsums)
+            if gram is not None:
+                entries, violation = self._gram_model(ws, gram, tol)
+            else:
+                self.r[:] = 0.0
+                self.q[:] = self.u
+                sweeps, entries, violation, _ = _cd.model_sweeps(
+                    *self.columns, n, d, self.bias, self.h, self.trial, self.r, self.q, ws,
+                    self.floor, problem.l2, problem.l1, problem.free_intercept, MODEL_SWEEPS,
+                    tol, MODEL_TOL * tol, curvature, hsums)
             work += entries + 2 * n
             if violation <= tol:
                 break
@@ -254,6 +268,45 @@ class CD:
             self._refresh()             # u for the margins the last step moved
         self.recorded = 0
         return work
+
+    def _gram_buffers(self, ws):
+        """(position, gram, b, hd, scratch index, scratch value) for the model on its Gram
+        matrix over the working set (docs/math.md 4k), or None where the column sweeps are the
+        cheaper: the Gram matrix costs the sum over the rows of their entries in W squared,
+        against MODEL_SWEEPS passes over W's columns, and a sweep on it |W|^2 against one pass
+        (tall data with few columns, a9a's 123). Not with a free intercept (the column sweeps
+        eliminate it)."""
+        problem = self.problem
+        m = ws.shape[0]
+        if problem.free_intercept or m > GRAM_SIZE:
+            return None
+        entries = self._entries(ws)
+        if m * m > entries or entries > GRAM_ROW_ENTRIES * problem.n_samples:
+            return None
+        position = np.full(problem.n_features + 1, -1, dtype=np.int32)
+        position[ws] = np.arange(m, dtype=np.int32)
+        return (position, np.empty((m, m)), np.empty(m), np.empty(m),
+                np.empty(m, dtype=np.int32), np.empty(m))
+
+    def _gram_model(self, ws, buffers, tol):
+        """The proximal Newton model at w minimised over the working set on its Gram matrix
+        (one pass over the rows builds it, then up to GRAM_SWEEPS sweeps of |W|^2 each): the
+        trial point into self.trial, its margins' change into self.r. Returns (the work in
+        entries of X, w's largest violation on the set)."""
+        problem = self.problem
+        n, d = problem.n_samples, problem.n_features
+        position, gram, b, hd, scratch_index, scratch_value = buffers
+        work = _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias, self.u, self.h,
+                              position, gram, b, scratch_index, scratch_value)
+        hd[:] = 0.0
+        _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor, hd,
+                                                 problem.l2, problem.l1, GRAM_SWEEPS, tol,
+                                                 MODEL_TOL * tol)
+        self.r[:] = 0.0
+        step = self.trial[ws] - self.w[ws]
+        if np.any(step):
+            _cd.add_columns(*self.columns, n, d, self.bias, ws, step, self.r)
+        return work + flops + self._entries(ws), violation
 
     def _line_search(self, ws, target, free_last, before):
         """w <- w + t (target - w) on the working set for the largest t in 1, 1/2, ... with
