@@ -1,7 +1,7 @@
 """Run the fastdual benchmark suite.
 
     python -m benchmarks.run [--quick] [--problems ...] [--datasets ...] [--alphas ...]
-                             [--solvers ...] [--repeats R] [--out DIR]
+                             [--C ...] [--raw] [--solvers ...] [--repeats R] [--out DIR]
 
 For every (data set, problem, alpha): a high-precision reference fixes P*; every
 available solver is run from scratch with growing iteration budgets (or shrinking
@@ -10,6 +10,10 @@ tolerances), timed, and scored by the independent evaluator in
 repeats to reach a relative suboptimality (P - P*)/|P*| of 1e-2, 1e-4, 1e-6; for
 fastdual also the time until its own certificate gap/|primal| <= 1e-4 and the cost
 of one epoch in units of the same-run matrix-vector floor.
+
+The LIBSVM sets are loaded with rows at unit norm, or with `--raw` as the files give them
+(benchmarks.datasets.load_raw; news20: its first class against the rest). `--C` gives the
+regularisation as LIBLINEAR's C instead of alphas: alpha = 1 / (C n) on each data set.
 
 Everything runs on one thread (OMP/OpenBLAS/MKL set to 1 before numpy loads).
 Writes ``results.json`` and one PNG per case to ``--out`` (default
@@ -223,6 +227,10 @@ def parse_args(argv):
     p.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=list(PROBLEMS))
     p.add_argument("--datasets", nargs="+", choices=list(D.ALL_DATASETS), default=None)
     p.add_argument("--alphas", nargs="+", type=float, default=None)
+    p.add_argument("--C", nargs="+", type=float, default=None,
+                   help="LIBLINEAR's C instead of --alphas: alpha = 1 / (C n) per data set")
+    p.add_argument("--raw", action="store_true",
+                   help="rows as the files give them, not normalized (LIBSVM sets only)")
     p.add_argument("--solvers", nargs="+", default=None, help="restrict to these solver names")
     p.add_argument("--repeats", type=int, default=None)
     p.add_argument("--n-samples", type=int, default=None,
@@ -262,7 +270,12 @@ def main(argv=None):
     json_path = os.path.join(args.out, "results.json")
     for name in cfg["datasets"]:
         t0 = time.perf_counter()
-        X, y = D.load(name, n_samples=cfg["n_samples"])
+        if args.raw:
+            if name not in D.LIBSVM_SETS:
+                raise SystemExit(f"--raw: {name} is generated, not a LIBSVM file")
+            X, y = D.load_raw(name)
+        else:
+            X, y = D.load(name, n_samples=cfg["n_samples"])
         info = D.describe(X, y)
         info["load_seconds"] = time.perf_counter() - t0
         info["matvec"] = matvec_floor(X)
@@ -270,9 +283,12 @@ def main(argv=None):
         print("\n# %s: n=%d d=%d nnz=%d, floor (X@w + X.T@a) = %.3g ms"
               % (name, info["n"], info["d"], info["nnz"], 1e3 * info["matvec"]["floor"]),
               flush=True)
+        alphas = (cfg["alphas"] if args.C is None
+                  else [1.0 / (C * X.shape[0]) for C in args.C])
         for problem in args.problems:
-            for alpha in cfg["alphas"]:
+            for alpha in alphas:
                 case = run_case(name, X, y, problem, alpha, solvers, cfg, info["matvec"])
+                case["rows"] = "raw" if args.raw else "unit"
                 results["cases"].append(case)
                 print_case_table(case)
                 if not args.no_plots:
