@@ -8,7 +8,8 @@ Each file is decompressed once to a temporary folder (rcv1like: benchmarks.datas
 make_sparse_text at 20,000 x 100,000, 80 nonzeros a row, written in LIBSVM format with rows
 of lognormal lengths, as raw text gives them). The classification files run the types 0-7, the
 regression file (abalone) the types 11-13. For each (file, type): LIBLINEAR's train through
-liblinear-official's Python binding (svm_read_problem, then train with `-s T -c C -B 1 -q`;
+liblinear-official's Python binding (svm_read_problem, train with `-s T -c C -B 1 -q`,
+then save_model, as LIBLINEAR's train writes its model file;
 its reading and training times are reported too, the binding's reader being Python's),
 and `fastdual train -s T -c C -B 1` (its defaults: -e is fastdual's certified relative gap
 1e-4, max_epochs 1000), both with one BLAS / OpenMP thread, the median wall time of

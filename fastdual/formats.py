@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from fastdual._core.text import format_rows
 from fastdual._problem import describe_objective
 from fastdual.losses import LOSSES
 from fastdual.model import Model, read_npz
@@ -74,16 +75,15 @@ def save_liblinear(model, path):
             order = [int(np.flatnonzero(model.classes_ == label)[0]) for label in labels]
             coef, intercept = coef[order], intercept[order]
         lines += [f"nr_class {len(labels)}", "label " + " ".join(str(v) for v in labels)]
-    columns = coef.T
     bias = model.intercept_scaling if model.fit_intercept else -1.0
     lines += [f"nr_feature {d}", f"bias {bias:.17g}", "w"]
-    rows = [columns[j] for j in range(d)]
+    # a line a feature (the intercept's last), each weight "%.17g " as LIBLINEAR's save_model
+    weights = coef.T
     if model.fit_intercept:
-        rows.append(intercept / model.intercept_scaling)
-    line = "%.17g " * columns.shape[1]       # LIBLINEAR's save_model: "%.17g " a weight
-    lines += [line % tuple(row.tolist()) for row in rows]
-    with open(path, "w") as handle:
-        handle.write("\n".join(lines) + "\n")
+        weights = np.vstack([weights, intercept / model.intercept_scaling])
+    with open(path, "wb") as handle:
+        handle.write(("\n".join(lines) + "\n").encode())
+        handle.write(format_rows(np.ascontiguousarray(weights, dtype=np.float64)))
 
 
 def is_liblinear_file(path):
