@@ -6,7 +6,8 @@ returns the passes over the data that step made (None: one; a Newton iteration o
 iteration makes several), and `point()` says where it stands (`point()`: its w with the intercept feature last, and its
 duals, or None for a solver that keeps none, in which case the duals are built from the margins).
 Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
-coefficients, called after construction), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
+coefficients, called after construction), `check_work()` (the passes' worth of work its epochs
+did since the last check: the "auto" schedule waits for one before certifying), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
 option's windows; None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
 pure-l1 continuation; solver="auto"'s Switching driver switches methods there, and its
 `switches` are printed with verbose) and `dual_vector_out()` (an array of length n_features + 1 into which
@@ -156,6 +157,16 @@ class CheckSchedule:
 
     def due(self, epoch):
         return epoch >= self.next_check or epoch >= self.max_epochs
+
+    def affords(self, driver):
+        """"auto" only: whether the driver's epochs since the last check did at least one
+        certificate's worth of work (`check_work()`, in passes; drivers without it: always),
+        so that a driver whose epochs skip most rows (SDCA's shrinking) is not certified more
+        often than it trains. An explicit check_every is kept as given."""
+        if self.every != "auto":
+            return True
+        work = getattr(driver, "check_work", None)
+        return work is None or work() >= 1.0
 
     def checked(self, epoch, rel_gap):
         if self.every != "auto":
@@ -318,7 +329,7 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                     bar.update(passes)
                 due = driver.check_due(epoch)
                 if due is None:
-                    due = schedule.due(epoch)
+                    due = schedule.due(epoch) and schedule.affords(driver)
                 if flag.pressed:
                     interrupted = True
                     break

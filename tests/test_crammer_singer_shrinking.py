@@ -225,3 +225,25 @@ def test_the_gap_of_a_shrinking_run_is_the_certificate_of_its_model(
     assert np.isfinite(model.dual_) and model.gap_ >= 0.0
     assert model.dual_ <= optimum.primal_ + 1e-12 * abs(optimum.primal_)
     assert optimum.dual_ <= model.primal_ + 1e-12 * abs(model.primal_)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), k=st.integers(2, 8),
+       log_q=st.floats(-9.0, -3.0), gamma=st.sampled_from([0.0, 0.5]))
+def test_a_step_of_tiny_weight_stays_in_the_dual_domain(seed, k, log_q, gamma):
+    """A sample of tiny weight has a tiny q = c_i ||x_i||^2 / (l2 n): its step's rounding is
+    amplified by 1 / (q + gamma), and with the label held at its bound 1 the others must still
+    sum to -1 within the domain's rounding slack (they once missed it by 7e-14: the dual was
+    -inf)."""
+    rng = np.random.default_rng(seed)
+    y = int(rng.integers(k))
+    z = rng.standard_normal(k) * 3.0
+    z[y] -= 5.0                              # the label's margin low: its dual goes to 1
+    a = np.zeros(k)
+    loss = CrammerSinger(gamma)
+    for _ in range(3):
+        a = np.asarray(loss.step_of(z, a, y, 10.0 ** log_q))
+        value = np.asarray(loss.values(a[None, :].copy(), np.array([y], dtype=np.intp),
+                                       dual=True))[0]
+        assert np.isfinite(value)
+        assert abs(np.sum(a)) <= 64 * 2.2e-16 * k

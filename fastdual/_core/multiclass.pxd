@@ -246,7 +246,10 @@ cdef inline void cs_step_active(const double* z, const double* a, Py_ssize_t k, 
             out[j] = q * a[j] - z[j]
             out[j] = (out[j] - theta) * inv_qg if out[j] - theta < 0.0 else 0.0
             total -= out[j]
-    if total > 1.0:              # rounding past the cap: shrink the others onto it
+    # Rounding: the others' sum may pass the cap 1 (a free label), or miss the -1 it is in exact
+    # arithmetic when the label is held at its bound (their rounding is amplified by
+    # 1 / (q + gamma), large for a sample of tiny weight): scale them onto it.
+    if total > 1.0 or (not label_free and total > 0.0 and total != 1.0):
         for j in range(k):
             if j != y:
                 out[j] /= total

@@ -118,6 +118,7 @@ class SDCA:
         self.n_active = n
         self.shrink_threshold = np.inf
         self.unshrink_tol = None
+        self.visited = 0        # rows the epochs visited since the last check (check_due)
 
         # Averaging option of Figure 1 over the latter half of the run: epoch-end snapshots summed
         # over the window since the previous check, checks at powers of two, so that at
@@ -266,6 +267,7 @@ class SDCA:
 
     def _sdca_epoch(self):
         problem = self.problem
+        self.visited += problem.n_samples if self.with_replacement else self.n_active
         data, indices, indptr = problem.X.kernel_args
         q_max = self.weighted_sq_norm_max / (self.working_l2 * problem.n_samples)
         threads = min(self.n_threads, self.n_active)
@@ -317,6 +319,12 @@ class SDCA:
             return epochs & (epochs - 1) == 0
         return None
 
+    def check_work(self):
+        """The rows the epochs since the last check visited, in unshrunk epochs (n rows): the
+        adaptive schedule waits for one before a certificate (a pass over every row), so that
+        checks cost about what training does at most, however few rows shrunk epochs visit."""
+        return self.visited / max(self.problem.n_samples, 1)
+
     def point(self):
         # Threads: v recomputed from the duals before it is certified (the acceleration's v is
         # recomputed after every epoch already: Acceleration.after_epoch).
@@ -344,6 +352,7 @@ class SDCA:
         return self.certified_v
 
     def after_check(self, checkpoint):
+        self.visited = 0
         if self.certified_v is not None:   # v(duals) as the certificate summed it: no drift
             self.v, self.certified_v = self.certified_v, None
             self.epochs_since_resync = 0

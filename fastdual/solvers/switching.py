@@ -125,6 +125,10 @@ class Switching:
             duals = self.correction[1].duals
         return w, duals
 
+    def check_work(self):
+        work = getattr(self.current, "check_work", None)
+        return 1.0 if work is None else work()
+
     def dual_vector_out(self):
         out = getattr(self.current, "dual_vector_out", None)
         return None if out is None else out()
