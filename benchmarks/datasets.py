@@ -102,7 +102,12 @@ def _load_npz(path):
         y = f["y"]
         if "dense" in f:
             return np.ascontiguousarray(f["dense"]), y
-        X = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
+        shape = tuple(int(v) for v in f["shape"])
+        # 32-bit indices where they fit, as load_svmlight_file gives them (scikit-learn's
+        # liblinear refuses 64-bit ones)
+        index = np.int32 if max(int(f["indptr"][-1]), shape[1]) < 2 ** 31 else np.int64
+        X = sp.csr_matrix((f["data"], f["indices"].astype(index, copy=False),
+                           f["indptr"].astype(index, copy=False)), shape=shape)
         return X, y
 
 
