@@ -362,11 +362,12 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
 
 
 def announce_switches(driver, announced):
-    """verbose: one line for each switch of solver="auto" from a stalled method to the next
-    (fastdual.solvers.switching) not printed yet; returns how many are printed."""
+    """verbose: one line for each switch of solver="auto" (fastdual.solvers.switching) not
+    printed yet, with its reason; returns how many are printed."""
     switches = getattr(driver, "switches", None) or []
     for switch in switches[announced:]:
-        print(f"switch at epoch {switch['epoch']}: {switch['from']} stalled (relative gap "
+        print(f"switch at epoch {switch['epoch']}: {switch['from']} "
+              f"{switch.get('reason', 'stalled')} (relative gap "
               f"{switch['relative_gap']:.2e}), continuing with {switch['to']}", flush=True)
     return len(switches)
 

@@ -41,15 +41,21 @@ def test_a_stalling_first_method_hands_over_and_the_run_converges():
     model = fastdual.train(X, y, **objective, **run)
     assert model.converged_ and model.relative_gap_ <= 1e-6
     assert model.solver == "sdca"
-    [switch] = model.switches_
+    # (the rows spread more than ROW_SPREAD: SDCA's first epochs come before Newton)
+    handover, switch = model.switches_
+    assert (handover["from"], handover["to"], handover["epoch"]) == ("sdca", "newton",
+                                                                    auto.WARMUP_EPOCHS)
     assert (switch["from"], switch["to"], switch["solver"]) == ("newton", "sdca", "sdca")
-    assert switching.MIN_PASSES <= switch["epoch"] < model.n_epochs_ <= run["max_epochs"]
+    start = handover["epoch"]
+    assert switching.MIN_PASSES <= switch["epoch"] - start
+    assert switch["epoch"] < model.n_epochs_ <= run["max_epochs"]
     epochs = [h["epoch"] for h in model.history_]
     assert switch["epoch"] in epochs
-    # the switch was made on a certified point of the first method, as the test defines it
-    before = [h for h in model.history_ if h["epoch"] <= switch["epoch"]]
+    # the switch was made on a certified point of Newton, as the stall test defines it
+    before = [h for h in model.history_ if start < h["epoch"] <= switch["epoch"]]
     assert switch["relative_gap"] == pytest.approx(before[-1]["gap"] / before[-1]["primal"])
-    half = [h["gap"] / h["primal"] for h in before if h["epoch"] <= switch["epoch"] // 2]
+    half = [h["gap"] / h["primal"] for h in before
+            if h["epoch"] - start <= (switch["epoch"] - start) // 2]
     best_now = min(h["gap"] / h["primal"] for h in before)
     assert best_now > switching.STALL_FACTOR * min(half)
     # the certificate is the shared one of exactly the returned coefficients and duals
@@ -66,7 +72,9 @@ def test_the_switch_is_printed_and_saved(tmp_path, capsys):
     model = fastdual.train(X, y, loss="squared", C=10.0, tol=1e-6, max_epochs=3000,
                            random_state=0, verbose=1)
     out = capsys.readouterr().out
-    [switch] = model.switches_
+    handover, switch = model.switches_
+    assert (f"switch at epoch {handover['epoch']}: sdca handed over after "
+            f"{auto.WARMUP_EPOCHS} passes") in out
     assert f"switch at epoch {switch['epoch']}: newton stalled" in out
     assert "continuing with sdca" in out
     path = tmp_path / "m.npz"
@@ -213,7 +221,7 @@ def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
     X, y = text_like(200, 2000, 20, 3.0, seed=0)
     objective = dict(loss="squared", C=10.0)
     full = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, **objective)
-    [switch] = full.switches_
+    handover, switch = full.switches_
     checks_after = []
 
     def interrupt(info):
@@ -231,9 +239,11 @@ def test_ctrl_c_after_a_switch_names_the_method_of_the_model_returned(after):
     best = min(checked, key=lambda h: h["gap"] / abs(h["primal"]))
     assert model.n_epochs_ == best["epoch"] and model.gap_ == best["gap"]
     if best["epoch"] > switch["epoch"]:
-        assert model.solver == "sdca" and model.switches_ == [switch]
+        assert model.solver == "sdca" and model.switches_ == [handover, switch]
+    elif best["epoch"] > handover["epoch"]:
+        assert model.solver == "newton" and model.switches_ == [handover]
     else:
-        assert model.solver == "newton" and model.switches_ == []
+        assert model.solver == "sdca" and model.switches_ == []
     assert len(seen) == len([h for h in checked if h["epoch"] <= best["epoch"]])
     cert = certify(X, y, model, **objective)
     assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
@@ -275,3 +285,39 @@ def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():
     assert model.solver == "sdca" and model.intercept_mode == "free" and model.converged_
     cert = certify(X, y, model, loss="squared_hinge", alpha=1e-7, regularize_intercept=False)
     assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+
+
+def test_newton_starts_from_sdcas_first_epochs_on_rows_of_very_different_lengths():
+    """Where rule 4 picks Newton (l2, the intercept regularised) on rows whose c_i ||x_i||^2
+    spread more than ROW_SPREAD times their mean, plain SDCA's first WARMUP_EPOCHS epochs come
+    first and Newton starts from their w; on rows of similar lengths Newton starts from zero."""
+    from fastdual._problem import build_problem
+    X, y = problem_for("logistic", n=60, d=8, seed=2)
+    lengths = np.ones(X.shape[0])
+    lengths[0] = 100.0
+    for rows, spread in ((X, False), (X * lengths[:, None], True)):
+        for free in (False, True):
+            p = build_problem(rows, y, loss="logistic", alpha=1e-7, C=None, l1_ratio=0.0,
+                              fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                              loss_params={}, regularize_intercept=not free)
+            assert auto.rule(p)[0] == "newton"
+            assert (auto.row_spread(p) > auto.ROW_SPREAD) == spread
+            plan = auto.plan(p, {}, fastdual.SOLVERS)
+            if spread and not free:
+                assert plan == [("sdca", {}), switching.Handover("newton", {}, auto.WARMUP_EPOCHS),
+                                ("sdca", {})]
+            else:
+                assert plan == [("newton", {}), ("sdca", {})]
+    # trained: the handover at WARMUP_EPOCHS, Newton from SDCA's w, the shared certificate
+    raw = X * lengths[:, None]
+    model = fastdual.train(raw, y, loss="logistic", alpha=1e-7, tol=1e-8, max_epochs=2000,
+                           random_state=0)
+    assert model.converged_ and model.solver == "newton"
+    assert model.switches_[0]["epoch"] == auto.WARMUP_EPOCHS
+    assert model.switches_[0]["reason"].startswith("handed over")
+    cert = certify(raw, y, model, loss="logistic", alpha=1e-7)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+    alone = fastdual.train(raw, y, loss="logistic", alpha=1e-7, tol=1e-10, max_epochs=5000,
+                           solver="newton")
+    rounding = 1e-12 * abs(alone.primal_)
+    assert alone.dual_ - rounding <= model.primal_ <= alone.primal_ + model.gap_ + rounding

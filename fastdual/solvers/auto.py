@@ -35,7 +35,7 @@ import numpy as np
 
 from fastdual.losses import get_loss_spec
 from fastdual.solvers import SOLVERS, get_solver
-from fastdual.solvers.switching import Correction
+from fastdual.solvers.switching import Correction, Handover
 
 NEWTON_KAPPA = 5.0
 CD_KAPPA = 10.0
@@ -47,6 +47,10 @@ ROW_SPREAD = 10.0            # from this kappa on, when the largest c_i ||x_i||^
 # duals (switching.Correction; docs/solvers/auto.md, "Newton corrections").
 CORRECTION_STEPS = 3
 CORRECTION_MAX_CG = 30
+# Above ROW_SPREAD, where rule 4 picks Newton (l2, smooth loss), SDCA's first WARMUP_EPOCHS
+# epochs come first and Newton starts from their w (switching.Handover; docs/solvers/auto.md,
+# "SDCA's first epochs before Newton").
+WARMUP_EPOCHS = 8
 
 
 def condition_number(problem):
@@ -122,13 +126,20 @@ def fallback(problem, name, options):
 
 def plan(problem, options, solvers):
     """The methods solver="auto" runs, in order: choose's, then (with no solver options
-    given) its fallback when it stalls. Each is (solver name, options), or a
-    switching.Correction."""
+    given) its fallback when it stalls. Each is (solver name, options), a switching.Correction
+    or a switching.Handover: where choose picks Newton (l2, the intercept not free) on rows
+    whose c_i ||x_i||^2 spread more than ROW_SPREAD times their mean, plain SDCA runs its first
+    WARMUP_EPOCHS epochs and hands over to Newton (Newton from zero there spends hundreds of
+    passes on its first steps; docs/solvers/auto.md)."""
     first = choose(problem, options, solvers)
     if options:
         return [first]
+    stages = [first]
+    if (first[0] == "newton" and problem.l1 == 0.0 and not problem.free_intercept
+            and row_spread(problem) > ROW_SPREAD):
+        stages = [("sdca", {}), Handover("newton", {}, WARMUP_EPOCHS)]
     second = fallback(problem, *first)
-    return [first] if second is None else [first, second]
+    return stages if second is None else stages + [second]
 
 
 def choose(problem, options, solvers):

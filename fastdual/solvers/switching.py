@@ -19,6 +19,11 @@ start; Newton's w(duals) is then replaced by the checkpoint's w through `start_f
 certified progress is lost; `switches` records each switch, and the model's `switches_`
 reports them.
 
+A stage may be a *handover* (class Handover): the running method hands over to it after a
+fixed number of its passes, whether or not it has stalled (SDCA's first epochs as Newton's
+start on rows of very different lengths, docs/solvers/auto.md "SDCA's first epochs before
+Newton").
+
 A stage may be a *correction* (class Correction): a few steps of another method from the
 stalled point, after which the stalled method goes on from the correction's point (its duals:
 a primal method's margin duals), and the correction is queued again for the method's next
@@ -49,6 +54,15 @@ CHECKS_PER_DOUBLING = 16
 
 
 @dataclass(frozen=True)
+class Handover:
+    """A stage the running method hands over to after `after` of its passes (or at its stall,
+    whichever comes first): e.g. SDCA's first epochs as Newton's start."""
+    name: str
+    options: dict
+    after: int
+
+
+@dataclass(frozen=True)
 class Correction:
     """A stage of `steps` steps (epoch() calls: Newton iterations) of the solver `name`, after
     which the stalled method resumes from the correction's certified point."""
@@ -75,8 +89,9 @@ def build(problem, name, options, seed, duals=None, w=None):
 class Switching:
     """Runs `first` (a built driver of the stage `first_stage`, (solver name, options)) and
     then, at its stall, each of `stages` in turn: (solver name, options) built by `build` from
-    the stalled method's last checkpoint, or a Correction. Everything the loop asks of a driver
-    goes to the method running."""
+    the stalled method's last checkpoint, a Correction, or a Handover (taken at its pass count
+    if the running method has not stalled before). Everything the loop asks of a driver goes
+    to the method running."""
 
     def __init__(self, problem, first, first_stage, stages, seed):
         self.problem = problem
@@ -141,6 +156,8 @@ class Switching:
         doubling of the passes."""
         if self.correction is not None and self.steps >= self.correction[0].steps:
             return True
+        if self._handing_over(epoch - self.start):
+            return True
         due = self.current.check_due(epoch)
         if due is None and self.next_forced is not None and epoch - self.start >= self.next_forced:
             while self.next_forced <= epoch - self.start:
@@ -170,8 +187,14 @@ class Switching:
         if self.best:
             gap = min(gap, self.best[-1][1])
         self.best.append((passes, gap))
-        if self.stages and self.stalled(passes, gap):
+        if self.stages and (self._handing_over(passes) or self.stalled(passes, gap)):
             self.switch(checkpoint)
+
+    def _handing_over(self, passes):
+        """Whether the next stage is a Handover due after this many passes of the running
+        method."""
+        return (self.correction is None and bool(self.stages)
+                and isinstance(self.stages[0], Handover) and passes >= self.stages[0].after)
 
     def stalled(self, passes, gap):
         """Whether the best relative gap has not halved over the latter half of the running
@@ -186,10 +209,15 @@ class Switching:
         if isinstance(stage, Correction):
             self.correction = (stage, checkpoint)
             self.paused = self.current
-            self._run(stage.name, stage.options, checkpoint, checkpoint.duals, checkpoint.w)
+            self._run(stage.name, stage.options, checkpoint, checkpoint.duals, checkpoint.w,
+                      "stalled")
+        elif isinstance(stage, Handover):
+            self.current_stage = (stage.name, stage.options)
+            self._run(stage.name, stage.options, checkpoint, checkpoint.duals, checkpoint.w,
+                      f"handed over after {checkpoint.epoch - self.start} passes")
         else:
             self.current_stage = tuple(stage)
-            self._run(*stage, checkpoint, checkpoint.duals, checkpoint.w)
+            self._run(*stage, checkpoint, checkpoint.duals, checkpoint.w, "stalled")
 
     def resume(self, checkpoint):
         """The end of a correction (checkpoint: its point): the stalled method goes on from it
@@ -202,9 +230,10 @@ class Switching:
             duals = self.problem.duals_from_margins(checkpoint.w)
             self.probation = stalled
             self.corrected = True
-            self._run(*self.current_stage, checkpoint, duals, checkpoint.w)
+            self._run(*self.current_stage, checkpoint, duals, checkpoint.w,
+                      "correction paid")
         else:
-            self._continue_paused(checkpoint)
+            self._continue_paused(checkpoint, "correction lowered the primal too little: undone")
 
     def revert(self, checkpoint):
         """A method resumed from a correction's point that has not passed the stalled point's
@@ -213,26 +242,26 @@ class Switching:
         again."""
         self.probation = None
         self.stages = [stage for stage in self.stages if not isinstance(stage, Correction)]
-        self._continue_paused(checkpoint)
+        self._continue_paused(checkpoint, "restart stayed below the stalled dual: undone")
 
-    def _continue_paused(self, checkpoint):
+    def _continue_paused(self, checkpoint, reason):
         """The stalled method's own driver goes on from where it stalled (its state, its
         random stream: as if the correction had not been made), recorded as a switch."""
-        self._record(checkpoint, *self.current_stage)
+        self._record(checkpoint, *self.current_stage, reason)
         self.current, self.paused = self.paused, None
         self._restart_counts()
 
-    def _run(self, name, options, checkpoint, duals, w):
+    def _run(self, name, options, checkpoint, duals, w, reason):
         """Go on with the solver `name` (options) from the duals (and w, for a primal solver),
-        recorded as a switch at `checkpoint`."""
-        self._record(checkpoint, name, options)
+        recorded as a switch at `checkpoint` for `reason` (what the running method did)."""
+        self._record(checkpoint, name, options, reason)
         self.current = build(self.problem, name, options, self.seed, duals=duals, w=w)
         self._restart_counts()
 
-    def _record(self, checkpoint, name, options):
+    def _record(self, checkpoint, name, options, reason):
         new_label = label(name, options)
         self.switches.append({"epoch": int(checkpoint.epoch), "from": self.current_label,
-                              "to": new_label, "solver": name,
+                              "to": new_label, "solver": name, "reason": reason,
                               "relative_gap": float(checkpoint.relative_gap)})
         self.current_label = new_label
         self.start = checkpoint.epoch
