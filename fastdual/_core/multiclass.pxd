@@ -22,6 +22,8 @@ from libc.math cimport exp, log, fabs, INFINITY
 cdef enum:
     # Feasibility to rounding: a point a step leaves sums to 1 (or 0) only to a few ulps.
     ROUNDING_SLACK = 64
+    # The multinomial step's Newton iterations before it hands over to the exact solver.
+    MN_MAX_NEWTON = 40
 
 
 cdef class VectorLoss:
@@ -295,9 +297,10 @@ cdef inline double _entropy_root(double c, double q) noexcept nogil:
     return _entropy_newton(_entropy_cap(c, q), c, q)
 
 
-cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                                  double q, double* out, double* r) noexcept nogil:
-    """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
+cdef inline void multinomial_step_exact(const double* z, const double* a, Py_ssize_t k,
+                                        Py_ssize_t y, double q, double* out,
+                                        double* r) noexcept nogil:
+    """Multinomial, to machine precision (multinomial_step's fallback): p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
     p = e_y - a: u_j = log p'_j solves u + q e^u = r_j - nu, r_j = z_j + q p_j - 1, with nu such
     that sum_j p'_j = 1 (Newton on nu, kept inside a bisection bracket). When nu moves, each u_j
     moves first to its tangent prediction (du/dnu = -1 / (1 + q p'_j)), then takes Newton
@@ -353,3 +356,116 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
         total += out[j]
     for j in range(k):
         out[j] = (1.0 if j == y else 0.0) - out[j] / total
+
+
+cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                    double q, double* out, double* s) noexcept nogil:
+    """The multinomial step by Newton's method on the stationarity system in (u, nu),
+    u_j = log p'_j: u_j + q e^{u_j} = r_j - nu, sum_j e^{u_j} = 1 (docs/math.md 4e). One
+    iteration: s = e^u (k exps, the only transcendentals), then the linearised system's exact
+    solution, nu = (S - 1 - sum w f) / sum w and du_j = -(f_j + nu) / (1 + q s_j), with
+    S = sum s, f_j = u_j + q s_j - r_j, w_j = s_j / (1 + q s_j). It starts at u = log p (k logs,
+    p = e_y - a; where some p_j vanishes, at p + (softmax(z) - p) / (1 + q) instead), and
+    measures the gain against the start p_0 of the block objective
+    G(p) = H(p) + z . (p - p_0) - q/2 ||p - p_0||^2; it stops, after at least one iteration, once Newton's decrement
+    lambda^2 = sum_j w_j (f_j + nu)^2 (twice the gain the model still expects) is at most
+    MN_GAIN_RTOL times the gain made by the normalised iterate p = s / S, or MN_GAIN_FLOOR.
+    The result p' = s / S lies on the simplex by construction; if its value is below the
+    start's (rounding, at an optimal start) the duals stay where they are. Returns False (out
+    undefined) when it has not converged in MN_MAX_NEWTON iterations or met a non-finite value;
+    out: a' = e_y - p' (used for u meanwhile), s: k doubles of work space."""
+    cdef Py_ssize_t j, it
+    cdef double p, p0, f, w, total, sw, swf, nu, du, lam2, gain0 = 0.0, gain, log_total, e
+    # Newton stops once its model of the gain still left along the block (half the squared
+    # decrement) is at most MN_GAIN_RTOL/2 times the gain made, or below MN_GAIN_FLOOR
+    # (rounding); probabilities below MN_P_TINY start at log(MN_P_TINY).
+    cdef double MN_GAIN_RTOL = 1e-3, MN_GAIN_FLOOR = 1e-20, MN_P_TINY = 1e-300
+    cdef double top, mix
+    cdef bint vanishing = False
+    for j in range(k):
+        p = (1.0 if j == y else 0.0) - a[j]
+        if p > MN_P_TINY:
+            out[j] = log(p)
+            s[j] = p
+            gain0 -= p * out[j]
+        else:
+            vanishing = True
+    if vanishing:
+        # Some p_j = 0 (the duals' zero start gives p = e_y): Newton would take several
+        # iterations to lift them; start from the simplex point p + (softmax(z) - p) / (1 + q)
+        # (SDCA's first-order step with the entropy's modulus 1), positive everywhere.
+        top = z[0]
+        for j in range(1, k):
+            if z[j] > top:
+                top = z[j]
+        total = 0.0
+        for j in range(k):
+            s[j] = exp(z[j] - top)
+            total += s[j]
+        mix = 1.0 / (1.0 + q)
+        for j in range(k):
+            p = (1.0 if j == y else 0.0) - a[j]
+            if p < 0.0:
+                p = 0.0
+            s[j] = (1.0 - mix) * p + mix * s[j] / total
+            if s[j] < MN_P_TINY:
+                s[j] = MN_P_TINY
+            out[j] = log(s[j])
+    it = 0
+    while True:
+        total = 0.0
+        sw = 0.0
+        swf = 0.0
+        for j in range(k):
+            p0 = (1.0 if j == y else 0.0) - a[j]
+            f = out[j] + q * (s[j] - p0) - z[j] + 1.0
+            w = s[j] / (1.0 + q * s[j])
+            total += s[j]
+            sw += w
+            swf += w * f
+        nu = (total - 1.0 - swf) / sw
+        if not (fabs(nu) < INFINITY):
+            return False
+        # The decrement and, past the start, the value of the normalised iterate.
+        lam2 = 0.0
+        gain = 0.0
+        log_total = log(total)
+        for j in range(k):
+            p0 = (1.0 if j == y else 0.0) - a[j]
+            f = out[j] + q * (s[j] - p0) - z[j] + 1.0
+            w = s[j] / (1.0 + q * s[j])
+            lam2 += w * (f + nu) * (f + nu)
+            p = s[j] / total
+            e = p - p0
+            gain += z[j] * e - 0.5 * q * e * e
+            if p > 0.0:
+                gain -= p * (out[j] - log_total)
+        if it >= 1 and lam2 <= MN_GAIN_RTOL * (gain - gain0) + MN_GAIN_FLOOR:
+            break
+        if it == MN_MAX_NEWTON:
+            return False
+        for j in range(k):
+            f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
+            du = -(f + nu) / (1.0 + q * s[j])
+            out[j] += du
+            if out[j] > 0.0:
+                out[j] = 0.0
+            s[j] = exp(out[j])
+        it += 1
+    if not gain >= gain0:
+        for j in range(k):
+            out[j] = a[j]
+        return True
+    for j in range(k):
+        out[j] = (1.0 if j == y else 0.0) - s[j] / total
+    return True
+
+
+cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                  double q, double* out, double* work) noexcept nogil:
+    """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
+    p = e_y - a, to the accuracy of multinomial_newton (which stops when what is left of the
+    gain is negligible against what it made), or exactly (multinomial_step_exact) when Newton
+    does not converge. a' = e_y - p'."""
+    if not multinomial_newton(z, a, k, y, q, out, work):
+        multinomial_step_exact(z, a, k, y, q, out, work)
