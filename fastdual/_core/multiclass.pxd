@@ -358,8 +358,8 @@ cdef inline void multinomial_step_exact(const double* z, const double* a, Py_ssi
         out[j] = (1.0 if j == y else 0.0) - out[j] / total
 
 
-cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                                    double q, double* out, double* s) noexcept nogil:
+cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                   double q, double* out, double* s) noexcept nogil:
     """The multinomial step by Newton's method on the stationarity system in (u, nu),
     u_j = log p'_j: u_j + q e^{u_j} = r_j - nu, sum_j e^{u_j} = 1 (docs/math.md 4e). One
     iteration: s = e^u (k exps, the only transcendentals), then the linearised system's exact
@@ -371,9 +371,10 @@ cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t
     lambda^2 = sum_j w_j (f_j + nu)^2 (twice the gain the model still expects) is at most
     MN_GAIN_RTOL times the gain made by the normalised iterate p = s / S, or MN_GAIN_FLOOR.
     The result p' = s / S lies on the simplex by construction; if its value is below the
-    start's (rounding, at an optimal start) the duals stay where they are. Returns False (out
-    undefined) when it has not converged in MN_MAX_NEWTON iterations or met a non-finite value;
-    out: a' = e_y - p' (used for u meanwhile), s: k doubles of work space."""
+    start's (rounding, at an optimal start) the duals stay where they are. Returns the number
+    of Newton iterations, or -1 (out undefined) when it has not converged in MN_MAX_NEWTON
+    iterations or met a non-finite value; out: a' = e_y - p' (u meanwhile), s: k doubles of
+    work space."""
     cdef Py_ssize_t j, it
     cdef double p, p0, f, w, total, sw, swf, nu, du, lam2, gain0 = 0.0, gain, log_total, e
     # Newton stops once its model of the gain still left along the block (half the squared
@@ -425,7 +426,7 @@ cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t
             swf += w * f
         nu = (total - 1.0 - swf) / sw
         if not (fabs(nu) < INFINITY):
-            return False
+            return -1
         # The decrement and, past the start, the value of the normalised iterate.
         lam2 = 0.0
         gain = 0.0
@@ -440,10 +441,10 @@ cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t
             gain += z[j] * e - 0.5 * q * e * e
             if p > 0.0:
                 gain -= p * (out[j] - log_total)
-        if it >= 1 and lam2 <= MN_GAIN_RTOL * (gain - gain0) + MN_GAIN_FLOOR:
+        if it >= 1 and lam2 <= MN_GAIN_RTOL * max(gain - gain0, 0.0) + MN_GAIN_FLOOR:
             break
         if it == MN_MAX_NEWTON:
-            return False
+            return -1
         for j in range(k):
             f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
             du = -(f + nu) / (1.0 + q * s[j])
@@ -455,10 +456,10 @@ cdef inline bint multinomial_newton(const double* z, const double* a, Py_ssize_t
     if not gain >= gain0:
         for j in range(k):
             out[j] = a[j]
-        return True
+        return it
     for j in range(k):
         out[j] = (1.0 if j == y else 0.0) - s[j] / total
-    return True
+    return it
 
 
 cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
@@ -467,5 +468,5 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
     p = e_y - a, to the accuracy of multinomial_newton (which stops when what is left of the
     gain is negligible against what it made), or exactly (multinomial_step_exact) when Newton
     does not converge. a' = e_y - p'."""
-    if not multinomial_newton(z, a, k, y, q, out, work):
+    if multinomial_newton(z, a, k, y, q, out, work) < 0:
         multinomial_step_exact(z, a, k, y, q, out, work)
