@@ -38,8 +38,9 @@ cdef class VectorLoss:
     # a = -(a subgradient of phi at z): the margin duals.
     cdef void margin_duals(self, const double* z, Py_ssize_t k, Py_ssize_t y,
                            double* out) noexcept nogil
-    # SDCA's exact step: argmax_a' -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2 into out;
-    # work (k doubles) and order (k indices) are scratch.
+    # SDCA's step: argmax_a' -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2 into out (the
+    # multinomial's to a 1e-3 fraction of its gain, multinomial_newton); work (2k doubles) and
+    # order (k indices) are scratch.
     cdef void step(self, const double* z, const double* a, Py_ssize_t k, Py_ssize_t y, double q,
                    double* out, double* work, Py_ssize_t* order) noexcept nogil
 
@@ -359,30 +360,34 @@ cdef inline void multinomial_step_exact(const double* z, const double* a, Py_ssi
 
 
 cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                                   double q, double* out, double* s) noexcept nogil:
+                                   double q, double* out, double* work) noexcept nogil:
     """The multinomial step by Newton's method on the stationarity system in (u, nu),
-    u_j = log p'_j: u_j + q e^{u_j} = r_j - nu, sum_j e^{u_j} = 1 (docs/math.md 4e). One
-    iteration: s = e^u (k exps, the only transcendentals), then the linearised system's exact
-    solution, nu = (S - 1 - sum w f) / sum w and du_j = -(f_j + nu) / (1 + q s_j), with
-    S = sum s, f_j = u_j + q s_j - r_j, w_j = s_j / (1 + q s_j). It starts at u = log p (k logs,
-    p = e_y - a; where some p_j vanishes, at p + (softmax(z) - p) / (1 + q) instead), and
-    measures the gain against the start p_0 of the block objective
-    G(p) = H(p) + z . (p - p_0) - q/2 ||p - p_0||^2; it stops, after at least one iteration, once Newton's decrement
-    lambda^2 = sum_j w_j (f_j + nu)^2 (twice the gain the model still expects) is at most
-    MN_GAIN_RTOL times the gain made by the normalised iterate p = s / S, or MN_GAIN_FLOOR.
-    The result p' = s / S lies on the simplex by construction; if its value is below the
-    start's (rounding, at an optimal start) the duals stay where they are. Returns the number
-    of Newton iterations, or -1 (out undefined) when it has not converged in MN_MAX_NEWTON
-    iterations or met a non-finite value; out: a' = e_y - p' (u meanwhile), s: k doubles of
-    work space."""
-    cdef Py_ssize_t j, it
-    cdef double p, p0, f, w, total, sw, swf, nu, du, lam2, gain0 = 0.0, gain, log_total, e
+    u_j = log p'_j: u_j + q e^{u_j} = r_j - nu, sum_j e^{u_j} = 1, r_j = z_j + q p_j - 1
+    (docs/math.md 4e). An iteration computes s = e^u (k exps, its only transcendentals) and
+    the linearised system's exact solution, nu = (S - 1 - sum_j w_j f_j) / sum_j w_j and
+    du_j = -(f_j + nu) / (1 + q s_j), with S = sum_j s_j, f_j = u_j + q s_j - r_j and
+    w_j = s_j / (1 + q s_j). It starts at u = log p (k logs, p = e_y - a; where some p_j
+    vanishes, at p + (softmax(z) - p) / (1 + q) instead), and measures the gain of the
+    normalised iterate s / S in the block objective G(p') = H(p') + z . (p' - p)
+    - q/2 ||p' - p||^2 against G(p). It stops, after at least one iteration, once Newton's
+    decrement lambda^2 = sum_j w_j (f_j + nu)^2 (twice the gain its model still expects) is
+    at most MN_GAIN_RTOL times the gain made, or MN_GAIN_FLOOR (rounding). The result
+    p' = s / S lies on the simplex by construction; if its value is below the start's
+    (rounding, at an optimal start) the duals stay where they are.
+
+    Returns the number of Newton iterations, or -1 (out undefined) when it has not converged
+    in MN_MAX_NEWTON iterations or met a non-finite value. out: a' = e_y - p' (u meanwhile);
+    work: 2k doubles (s, then 1 / (1 + q s))."""
+    cdef Py_ssize_t j, it = 0
+    cdef double p, f, g, inv, total, sw, swf, nu, lam2, gain0 = 0.0, gain = 0.0
+    cdef double log_total, inv_total, e, top, mix
+    cdef double* s = work
+    cdef double* inv_curv = work + k
+    cdef bint vanishing = False
     # Newton stops once its model of the gain still left along the block (half the squared
     # decrement) is at most MN_GAIN_RTOL/2 times the gain made, or below MN_GAIN_FLOOR
     # (rounding); probabilities below MN_P_TINY start at log(MN_P_TINY).
     cdef double MN_GAIN_RTOL = 1e-3, MN_GAIN_FLOOR = 1e-20, MN_P_TINY = 1e-300
-    cdef double top, mix
-    cdef bint vanishing = False
     for j in range(k):
         p = (1.0 if j == y else 0.0) - a[j]
         if p > MN_P_TINY:
@@ -412,53 +417,65 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
             if s[j] < MN_P_TINY:
                 s[j] = MN_P_TINY
             out[j] = log(s[j])
-    it = 0
     while True:
+        # The linearised system at (u, s = e^u).
         total = 0.0
         sw = 0.0
         swf = 0.0
         for j in range(k):
-            p0 = (1.0 if j == y else 0.0) - a[j]
-            f = out[j] + q * (s[j] - p0) - z[j] + 1.0
-            w = s[j] / (1.0 + q * s[j])
+            inv = 1.0 / (1.0 + q * s[j])
+            inv_curv[j] = inv
+            f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
             total += s[j]
-            sw += w
-            swf += w * f
+            sw += s[j] * inv
+            swf += s[j] * inv * f
         nu = (total - 1.0 - swf) / sw
         if not (fabs(nu) < INFINITY):
             return -1
-        # The decrement and, past the start, the value of the normalised iterate.
+        # The decrement and, past the start, the gain of the normalised iterate.
         lam2 = 0.0
-        gain = 0.0
-        log_total = log(total)
-        for j in range(k):
-            p0 = (1.0 if j == y else 0.0) - a[j]
-            f = out[j] + q * (s[j] - p0) - z[j] + 1.0
-            w = s[j] / (1.0 + q * s[j])
-            lam2 += w * (f + nu) * (f + nu)
-            p = s[j] / total
-            e = p - p0
-            gain += z[j] * e - 0.5 * q * e * e
-            if p > 0.0:
-                gain -= p * (out[j] - log_total)
-        if it >= 1 and lam2 <= MN_GAIN_RTOL * max(gain - gain0, 0.0) + MN_GAIN_FLOOR:
-            break
+        if it == 0:
+            for j in range(k):
+                g = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0 + nu
+                lam2 += s[j] * inv_curv[j] * g * g
+        else:
+            gain = 0.0
+            log_total = log(total)
+            inv_total = 1.0 / total
+            for j in range(k):
+                p = (1.0 if j == y else 0.0) - a[j]
+                g = out[j] + q * (s[j] - p) - z[j] + 1.0 + nu
+                lam2 += s[j] * inv_curv[j] * g * g
+                e = s[j] * inv_total - p
+                gain += z[j] * e - 0.5 * q * e * e
+                if s[j] > 0.0:
+                    gain -= s[j] * inv_total * (out[j] - log_total)
+            if lam2 <= MN_GAIN_RTOL * max(gain - gain0, 0.0) + MN_GAIN_FLOOR:
+                break
         if it == MN_MAX_NEWTON:
             return -1
+        total = 0.0
         for j in range(k):
-            f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
-            du = -(f + nu) / (1.0 + q * s[j])
-            out[j] += du
+            g = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0 + nu
+            out[j] -= g * inv_curv[j]
             if out[j] > 0.0:
                 out[j] = 0.0
             s[j] = exp(out[j])
+            total += s[j]
+        # Back onto the simplex (S - 1 is second order in the step): the decrement is then
+        # measured at the point the step would return.
+        log_total = log(total)
+        inv_total = 1.0 / total
+        for j in range(k):
+            out[j] -= log_total
+            s[j] *= inv_total
         it += 1
     if not gain >= gain0:
         for j in range(k):
             out[j] = a[j]
         return it
     for j in range(k):
-        out[j] = (1.0 if j == y else 0.0) - s[j] / total
+        out[j] = (1.0 if j == y else 0.0) - s[j] * inv_total
     return it
 
 

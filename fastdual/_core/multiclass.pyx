@@ -47,7 +47,7 @@ cdef class VectorLoss:
         """One sample's step, alone (tests compare it with a numerical maximisation)."""
         cdef Py_ssize_t k = z.shape[0]
         cdef double[::1] out = np.empty(k)
-        cdef double[::1] work = np.empty(k)
+        cdef double[::1] work = np.empty(2 * k)
         cdef Py_ssize_t[::1] order = np.empty(k, dtype=np.intp)
         self.step(&z[0], &a[0], k, y, q, &out[0], &work[0], &order[0])
         return np.asarray(out)
@@ -120,7 +120,7 @@ cdef class Multinomial(VectorLoss):
             raise ValueError(f"newton_step_of needs z and a of one length k, 0 <= y < k and "
                              f"q > 0, got lengths {z.shape[0]}, {a.shape[0]}, y={y}, q={q}")
         cdef double[::1] out = np.empty(k)
-        cdef double[::1] work = np.empty(k)
+        cdef double[::1] work = np.empty(2 * k)
         cdef int iterations = multinomial_newton(&z[0], &a[0], k, y, q, &out[0], &work[0])
         return (np.asarray(out) if iterations >= 0 else None), iterations
 
