@@ -380,7 +380,7 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
     work: 2k doubles (s, then 1 / (1 + q s))."""
     cdef Py_ssize_t j, it = 0
     cdef double p, f, g, inv, total, sw, swf, nu, lam2, gain0 = 0.0, gain = 0.0
-    cdef double log_total, inv_total, e, top, mix
+    cdef double log_total, inv_total = 1.0, e, top, mix, shift, scale
     cdef double* s = work
     cdef double* inv_curv = work + k
     cdef bint vanishing = False
@@ -417,12 +417,19 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
             if s[j] < MN_P_TINY:
                 s[j] = MN_P_TINY
             out[j] = log(s[j])
+    # The iterate is (u - shift, s * scale): the renormalisation of the last update onto the
+    # simplex is applied in the next pass (S - 1 is second order in the step, and the
+    # decrement is then measured at the point the step would return).
+    shift = 0.0
+    scale = 1.0
     while True:
-        # The linearised system at (u, s = e^u).
+        # The linearised system at the iterate.
         total = 0.0
         sw = 0.0
         swf = 0.0
         for j in range(k):
+            out[j] -= shift
+            s[j] *= scale
             inv = 1.0 / (1.0 + q * s[j])
             inv_curv[j] = inv
             f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
@@ -432,13 +439,9 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
         nu = (total - 1.0 - swf) / sw
         if not (fabs(nu) < INFINITY):
             return -1
-        # The decrement and, past the start, the gain of the normalised iterate.
-        lam2 = 0.0
-        if it == 0:
-            for j in range(k):
-                g = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0 + nu
-                lam2 += s[j] * inv_curv[j] * g * g
-        else:
+        if it >= 1:
+            # The decrement and the gain of the normalised iterate.
+            lam2 = 0.0
             gain = 0.0
             log_total = log(total)
             inv_total = 1.0 / total
@@ -452,8 +455,8 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
                     gain -= s[j] * inv_total * (out[j] - log_total)
             if lam2 <= MN_GAIN_RTOL * max(gain - gain0, 0.0) + MN_GAIN_FLOOR:
                 break
-        if it == MN_MAX_NEWTON:
-            return -1
+            if it == MN_MAX_NEWTON:
+                return -1
         total = 0.0
         for j in range(k):
             g = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0 + nu
@@ -462,13 +465,8 @@ cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t 
                 out[j] = 0.0
             s[j] = exp(out[j])
             total += s[j]
-        # Back onto the simplex (S - 1 is second order in the step): the decrement is then
-        # measured at the point the step would return.
-        log_total = log(total)
-        inv_total = 1.0 / total
-        for j in range(k):
-            out[j] -= log_total
-            s[j] *= inv_total
+        shift = log(total)
+        scale = 1.0 / total
         it += 1
     if not gain >= gain0:
         for j in range(k):
