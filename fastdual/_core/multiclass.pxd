@@ -1,6 +1,6 @@
 # The k-class loss contract with vector duals (seed 000 Sec. 3.3; docs/math.md, "Multiclass"),
 # for the kernel of fastdual/solvers/_vector.pyx and the certificate of _core/gap.pyx: a VectorLoss
-# states its value, its conjugate, its margin duals and its exact SDCA step; the kernels call
+# states its value, its conjugate, its margin duals and its SDCA step; the kernels call
 # these methods and never ask which loss they hold (its two classes are in multiclass.pyx, their
 # closed forms inline below). A new k-class loss = one subclass + its tests.
 #
@@ -16,7 +16,9 @@
 # Multinomial logistic: phi(z) = logsumexp(z) - z_y. With p = e_y - a in the simplex,
 #   -phi*(-a) = -sum_j p_j log p_j (the entropy).
 #
-# The step (SDCA Option I, vector form): a' = argmax -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2.
+# The step (SDCA Option I, vector form): a' = argmax -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2,
+# exactly for Crammer-Singer, to a 1e-3 fraction of the step's gain for the multinomial
+# (multinomial_newton; docs/math.md 4e).
 from libc.math cimport exp, log, fabs, INFINITY
 
 cdef enum:
