@@ -116,7 +116,9 @@ def test_predictions_probabilities_and_scores(multiclass):
                            multiclass=multiclass)
     scores = model.decision_function(X)
     assert scores.shape == (300, 3)
-    np.testing.assert_allclose(scores, X @ model.coef_.T + model.intercept_, rtol=1e-12)
+    # (atol: a score near 0 is a difference of terms as large as the others)
+    np.testing.assert_allclose(scores, X @ model.coef_.T + model.intercept_, rtol=1e-12,
+                               atol=1e-14 * np.abs(scores).max())
     assert np.array_equal(model.predict(X), model.classes_[np.argmax(scores, axis=1)])
     assert np.mean(model.predict(X) == y) > 0.8
     proba = model.predict_proba(X)
@@ -234,7 +236,10 @@ def test_the_vector_step_maximises_its_subproblem(strategy):
                             constraints=[{"type": "eq", "fun": lambda a: a.sum()}],
                             options={"ftol": 1e-15, "maxiter": 1000})
             brute = -best.fun
-        assert value(got) >= brute - 1e-9 * (1 + abs(brute)), (trial, value(got), brute)
+        # Crammer-Singer's step is exact; the multinomial one leaves at most a 1e-3 fraction
+        # of its gain (tests/test_multinomial_step.py tests that claim in detail).
+        slack = 1e-3 * max(value(got) - value(a0), 0.0) if strategy == "multinomial" else 0.0
+        assert value(got) >= brute - slack - 1e-9 * (1 + abs(brute)), (trial, value(got), brute)
 
 
 def test_crammer_singer_matches_liblinear_s4():
@@ -470,7 +475,8 @@ def test_smooth_hinge_crammer_singer_trains_certified():
 ])
 def test_the_multinomial_step_is_exact_with_large_curvature_and_margins(q, p, z):
     """Large q and margins hundreds apart (unscaled data, large C): the step stays finite and
-    is the maximiser (these once gave NaN and a wrong step)."""
+    is the maximiser to its accuracy (a 1e-3 fraction of the gain; these once gave NaN and a
+    wrong step), and the exact solver it falls back on is the maximiser."""
     from scipy.optimize import minimize
     p, z = np.array(p) / np.sum(p), np.array(z)
     k, y = p.shape[0], 0
@@ -484,7 +490,10 @@ def test_the_multinomial_step_is_exact_with_large_curvature_and_margins(q, p, z)
     best = minimize(lambda v: -value(v), p, method="SLSQP", bounds=[(0, 1)] * k,
                     constraints=[{"type": "eq", "fun": lambda v: v.sum() - 1}],
                     options={"ftol": 1e-15, "maxiter": 1000})
-    assert value(np.eye(k)[y] - got) >= -best.fun - 1e-9 * abs(best.fun)
+    gain = value(np.eye(k)[y] - got) - value(p)
+    assert value(np.eye(k)[y] - got) >= -best.fun - 1e-3 * gain - 1e-9 * abs(best.fun)
+    exact = Multinomial().exact_step_of(z, a0, y, q)
+    assert value(np.eye(k)[y] - exact) >= -best.fun - 1e-9 * abs(best.fun)
 
 
 def test_crammer_singer_duals_whose_own_entry_disagrees_are_not_certified():

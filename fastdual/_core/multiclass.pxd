@@ -1,6 +1,6 @@
 # The k-class loss contract with vector duals (seed 000 Sec. 3.3; docs/math.md, "Multiclass"),
 # for the kernel of fastdual/solvers/_vector.pyx and the certificate of _core/gap.pyx: a VectorLoss
-# states its value, its conjugate, its margin duals and its exact SDCA step; the kernels call
+# states its value, its conjugate, its margin duals and its SDCA step; the kernels call
 # these methods and never ask which loss they hold (its two classes are in multiclass.pyx, their
 # closed forms inline below). A new k-class loss = one subclass + its tests.
 #
@@ -16,12 +16,16 @@
 # Multinomial logistic: phi(z) = logsumexp(z) - z_y. With p = e_y - a in the simplex,
 #   -phi*(-a) = -sum_j p_j log p_j (the entropy).
 #
-# The step (SDCA Option I, vector form): a' = argmax -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2.
+# The step (SDCA Option I, vector form): a' = argmax -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2,
+# exactly for Crammer-Singer, to a 1e-3 fraction of the step's gain for the multinomial
+# (multinomial_newton; docs/math.md 4e).
 from libc.math cimport exp, log, fabs, INFINITY
 
 cdef enum:
     # Feasibility to rounding: a point a step leaves sums to 1 (or 0) only to a few ulps.
     ROUNDING_SLACK = 64
+    # The multinomial step's Newton iterations before it hands over to the exact solver.
+    MN_MAX_NEWTON = 40
 
 
 cdef class VectorLoss:
@@ -36,8 +40,9 @@ cdef class VectorLoss:
     # a = -(a subgradient of phi at z): the margin duals.
     cdef void margin_duals(self, const double* z, Py_ssize_t k, Py_ssize_t y,
                            double* out) noexcept nogil
-    # SDCA's exact step: argmax_a' -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2 into out;
-    # work (k doubles) and order (k indices) are scratch.
+    # SDCA's step: argmax_a' -phi*(-a') - z . (a' - a) - q/2 ||a' - a||^2 into out (the
+    # multinomial's to a 1e-3 fraction of its gain, multinomial_newton); work (2k doubles) and
+    # order (k indices) are scratch.
     cdef void step(self, const double* z, const double* a, Py_ssize_t k, Py_ssize_t y, double q,
                    double* out, double* work, Py_ssize_t* order) noexcept nogil
 
@@ -298,9 +303,10 @@ cdef inline double _entropy_root(double c, double q) noexcept nogil:
     return _entropy_newton(_entropy_cap(c, q), c, q)
 
 
-cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
-                                  double q, double* out, double* r) noexcept nogil:
-    """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
+cdef inline void multinomial_step_exact(const double* z, const double* a, Py_ssize_t k,
+                                        Py_ssize_t y, double q, double* out,
+                                        double* r) noexcept nogil:
+    """Multinomial, to machine precision (multinomial_step's fallback): p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
     p = e_y - a: u_j = log p'_j solves u + q e^u = r_j - nu, r_j = z_j + q p_j - 1, with nu such
     that sum_j p'_j = 1 (Newton on nu, kept inside a bisection bracket). When nu moves, each u_j
     moves first to its tangent prediction (du/dnu = -1 / (1 + q p'_j)), then takes Newton
@@ -356,3 +362,131 @@ cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k
         total += out[j]
     for j in range(k):
         out[j] = (1.0 if j == y else 0.0) - out[j] / total
+
+
+cdef inline int multinomial_newton(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                   double q, double* out, double* work) noexcept nogil:
+    """The multinomial step by Newton's method on the stationarity system in (u, nu),
+    u_j = log p'_j: u_j + q e^{u_j} = r_j - nu, sum_j e^{u_j} = 1, r_j = z_j + q p_j - 1
+    (docs/math.md 4e). An iteration computes s = e^u (k exps, its only transcendentals) and
+    the linearised system's exact solution, nu = (S - 1 - sum_j w_j f_j) / sum_j w_j and
+    du_j = -(f_j + nu) / (1 + q s_j), with S = sum_j s_j, f_j = u_j + q s_j - r_j and
+    w_j = s_j / (1 + q s_j). It starts at u = log p (k logs, p = e_y - a; where some p_j
+    vanishes, at p + (softmax(z) - p) / (1 + q) instead), and measures the gain of the
+    normalised iterate s / S in the block objective G(p') = H(p') + z . (p' - p)
+    - q/2 ||p' - p||^2 against G(p). It stops, after at least one iteration, once Newton's
+    decrement lambda^2 = sum_j w_j (f_j + nu)^2 (twice the gain its model still expects) is
+    at most MN_GAIN_RTOL times the gain made, or MN_GAIN_FLOOR (rounding). The result
+    p' = s / S lies on the simplex by construction; if its value is below the start's
+    (rounding, at an optimal start) the duals stay where they are.
+
+    Returns the number of Newton iterations, or -1 (out undefined) when it has not converged
+    in MN_MAX_NEWTON iterations or met a non-finite value. out: a' = e_y - p' (u meanwhile);
+    work: 2k doubles (s, then 1 / (1 + q s))."""
+    cdef Py_ssize_t j, it = 0
+    cdef double p, f, g, inv, total, sw, swf, nu, lam2, gain0 = 0.0, gain = 0.0
+    cdef double log_total, inv_total = 1.0, e, top, mix, shift, scale
+    cdef double* s = work
+    cdef double* inv_curv = work + k
+    cdef bint vanishing = False
+    # Newton stops once its model of the gain still left along the block (half the squared
+    # decrement) is at most MN_GAIN_RTOL/2 times the gain made, or below MN_GAIN_FLOOR
+    # (rounding); probabilities below MN_P_TINY start at log(MN_P_TINY).
+    cdef double MN_GAIN_RTOL = 1e-3, MN_GAIN_FLOOR = 1e-20, MN_P_TINY = 1e-300
+    for j in range(k):
+        p = (1.0 if j == y else 0.0) - a[j]
+        if p > MN_P_TINY:
+            out[j] = log(p)
+            s[j] = p
+            gain0 -= p * out[j]
+        else:
+            vanishing = True
+    if vanishing:
+        # Some p_j = 0 (the duals' zero start gives p = e_y): Newton would take several
+        # iterations to lift them; start from the simplex point p + (softmax(z) - p) / (1 + q)
+        # (SDCA's first-order step with the entropy's modulus 1), positive everywhere.
+        top = z[0]
+        for j in range(1, k):
+            if z[j] > top:
+                top = z[j]
+        total = 0.0
+        for j in range(k):
+            s[j] = exp(z[j] - top)
+            total += s[j]
+        mix = 1.0 / (1.0 + q)
+        for j in range(k):
+            p = (1.0 if j == y else 0.0) - a[j]
+            if p < 0.0:
+                p = 0.0
+            s[j] = (1.0 - mix) * p + mix * s[j] / total
+            if s[j] < MN_P_TINY:
+                s[j] = MN_P_TINY
+            out[j] = log(s[j])
+    # The iterate is (u - shift, s * scale): the renormalisation of the last update onto the
+    # simplex is applied in the next pass (S - 1 is second order in the step, and the
+    # decrement is then measured at the point the step would return).
+    shift = 0.0
+    scale = 1.0
+    while True:
+        # The linearised system at the iterate.
+        total = 0.0
+        sw = 0.0
+        swf = 0.0
+        for j in range(k):
+            out[j] -= shift
+            s[j] *= scale
+            inv = 1.0 / (1.0 + q * s[j])
+            inv_curv[j] = inv
+            f = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0
+            total += s[j]
+            sw += s[j] * inv
+            swf += s[j] * inv * f
+        nu = (total - 1.0 - swf) / sw
+        if not (fabs(nu) < INFINITY):
+            return -1
+        if it >= 1:
+            # The decrement and the gain of the normalised iterate.
+            lam2 = 0.0
+            gain = 0.0
+            log_total = log(total)
+            inv_total = 1.0 / total
+            for j in range(k):
+                p = (1.0 if j == y else 0.0) - a[j]
+                g = out[j] + q * (s[j] - p) - z[j] + 1.0 + nu
+                lam2 += s[j] * inv_curv[j] * g * g
+                e = s[j] * inv_total - p
+                gain += z[j] * e - 0.5 * q * e * e
+                if s[j] > 0.0:
+                    gain -= s[j] * inv_total * (out[j] - log_total)
+            if lam2 <= MN_GAIN_RTOL * max(gain - gain0, 0.0) + MN_GAIN_FLOOR:
+                break
+            if it == MN_MAX_NEWTON:
+                return -1
+        total = 0.0
+        for j in range(k):
+            g = out[j] + q * (s[j] - ((1.0 if j == y else 0.0) - a[j])) - z[j] + 1.0 + nu
+            out[j] -= g * inv_curv[j]
+            if out[j] > 0.0:
+                out[j] = 0.0
+            s[j] = exp(out[j])
+            total += s[j]
+        shift = log(total)
+        scale = 1.0 / total
+        it += 1
+    if not gain >= gain0:
+        for j in range(k):
+            out[j] = a[j]
+        return it
+    for j in range(k):
+        out[j] = (1.0 if j == y else 0.0) - s[j] * inv_total
+    return it
+
+
+cdef inline void multinomial_step(const double* z, const double* a, Py_ssize_t k, Py_ssize_t y,
+                                  double q, double* out, double* work) noexcept nogil:
+    """Multinomial: p' = argmax over the simplex of H(p') + z . p' - q/2 ||p' - p||^2,
+    p = e_y - a, to the accuracy of multinomial_newton (which stops when what is left of the
+    gain is negligible against what it made), or exactly (multinomial_step_exact) when Newton
+    does not converge. a' = e_y - p'."""
+    if multinomial_newton(z, a, k, y, q, out, work) < 0:
+        multinomial_step_exact(z, a, k, y, q, out, work)

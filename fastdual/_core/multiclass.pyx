@@ -47,7 +47,7 @@ cdef class VectorLoss:
         """One sample's step, alone (tests compare it with a numerical maximisation)."""
         cdef Py_ssize_t k = z.shape[0]
         cdef double[::1] out = np.empty(k)
-        cdef double[::1] work = np.empty(k)
+        cdef double[::1] work = np.empty(2 * k)
         cdef Py_ssize_t[::1] order = np.empty(k, dtype=np.intp)
         self.step(&z[0], &a[0], k, y, q, &out[0], &work[0], &order[0])
         return np.asarray(out)
@@ -111,3 +111,27 @@ cdef class Multinomial(VectorLoss):
     cdef void step(self, const double* z, const double* a, Py_ssize_t k, Py_ssize_t y, double q,
                    double* out, double* work, Py_ssize_t* order) noexcept nogil:
         multinomial_step(z, a, k, y, q, out, work)
+
+    def newton_step_of(self, const double[::1] z, const double[::1] a, Py_ssize_t y, double q):
+        """multinomial_newton alone: (a', its Newton iterations), or (None, -1) when it hands
+        over to the exact solver. Tests and benchmarks count the iterations with it."""
+        cdef Py_ssize_t k = z.shape[0]
+        if a.shape[0] != k or not 0 <= y < k or not q > 0.0:
+            raise ValueError(f"newton_step_of needs z and a of one length k, 0 <= y < k and "
+                             f"q > 0, got lengths {z.shape[0]}, {a.shape[0]}, y={y}, q={q}")
+        cdef double[::1] out = np.empty(k)
+        cdef double[::1] work = np.empty(2 * k)
+        cdef int iterations = multinomial_newton(&z[0], &a[0], k, y, q, &out[0], &work[0])
+        return (np.asarray(out) if iterations >= 0 else None), iterations
+
+    def exact_step_of(self, const double[::1] z, const double[::1] a, Py_ssize_t y, double q):
+        """The step to machine precision (multinomial_step_exact, the step's fallback when its
+        Newton iteration does not converge), alone; tests compare it with a maximisation."""
+        cdef Py_ssize_t k = z.shape[0]
+        if a.shape[0] != k or not 0 <= y < k or not q > 0.0:
+            raise ValueError(f"exact_step_of needs z and a of one length k, 0 <= y < k and "
+                             f"q > 0, got lengths {z.shape[0]}, {a.shape[0]}, y={y}, q={q}")
+        cdef double[::1] out = np.empty(k)
+        cdef double[::1] work = np.empty(k)
+        multinomial_step_exact(&z[0], &a[0], k, y, q, &out[0], &work[0])
+        return np.asarray(out)

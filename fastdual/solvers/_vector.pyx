@@ -34,7 +34,7 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
                  double[:, ::1] w, VectorLoss loss, double l2, double l1,
                  Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state, double[:, ::1] scratch,
                  Py_ssize_t[::1] sort_order):
-    """One epoch over a fresh permutation of the samples, in place. scratch: (4, k) work space,
+    """One epoch over a fresh permutation of the samples, in place. scratch: (5, k) work space,
     sort_order: (k,) work space. (Crammer-Singer, whose duals sit on their domain's faces,
     runs crammer_singer_epoch instead, which shrinks.)"""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
@@ -44,8 +44,8 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
     cdef Py_ssize_t t, i, kk, j, m, start, end, yi
     cdef double* z = &scratch[0, 0]
     cdef double* a_new = &scratch[1, 0]
-    cdef double* work = &scratch[2, 0]
-    cdef double* delta = &scratch[3, 0]
+    cdef double* work = &scratch[2, 0]          # two rows: the step's 2k doubles
+    cdef double* delta = &scratch[4, 0]
     cdef double* vp = &v[0, 0]
     cdef double* wp = &w[0, 0]
     cdef double* row
@@ -62,7 +62,12 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
             if t + PREFETCH_FAR < n and ptr != NULL:
                 prefetch(ptr + order[t + PREFETCH_FAR])
             if t + PREFETCH_NEAR < n:
-                prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+                j = order[t + PREFETCH_NEAR]
+                prefetch_row(x, ind, ptr, j, n_features)
+                # Its duals, which the step reads first (k doubles, 8 to a cache line).
+                for m in range(0, k, 8):
+                    prefetch(&duals[j, m])
+                prefetch(&duals[j, k - 1])
             c = sample_weight[i]
             if c == 0.0:
                 t += 1

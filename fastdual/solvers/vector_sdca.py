@@ -59,7 +59,7 @@ class VectorSDCA:
             stored = int(problem.X.indptr[-1]) if problem.X.is_sparse else n * d
             self.certificate_work = float((stored + n) * k)
         else:
-            self.scratch = np.zeros((4, k))
+            self.scratch = np.zeros((5, k))
             self.sort_order = np.zeros(k, dtype=np.intp)
 
     def reactivate(self):
