@@ -25,20 +25,11 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from benchmarks.epoch_anatomy import min_time  # noqa: E402
 from benchmarks.multiclass import SETS, load  # noqa: E402
-
-
-def min_time(fn, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def anatomy(X, y, strategy, repeats, alpha=1e-4):
