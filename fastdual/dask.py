@@ -95,6 +95,7 @@ class Block:
         self.index = index
         self.sq_norms = self.matrix.squared_norms(bias)
         self.committed = None
+        self.workspace = None      # (block_sums' 4 (d + 1) doubles, kept from round to round)
         self.restore(np.zeros(n) if duals is None else duals)
 
     def summary(self):
@@ -128,6 +129,7 @@ class Block:
         """Picklable between processes: the loss (a Cython object) is rebuilt from its name."""
         state = dict(self.__dict__)
         del state["loss"]
+        state["workspace"] = None
         return state
 
     def __setstate__(self, state):
@@ -160,9 +162,17 @@ class Block:
         n, d = m.n_samples, m.n_features
         w = soft_threshold(v, l1 / l2) if l1 else v
         share = np.zeros(d + 1)
-        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, n, d, self.bias, self.y,
-                                                     self.weights, w, self.duals, l2, n_total,
-                                                     self.loss, share)
+        # The certificate's sums and, in a round that probes for the mix, the margin duals a(w)
+        # at w and their share of v (the other end of the next round's mix), in one pass.
+        probing = bool(epochs) and probe
+        margins = np.empty(n) if probing else None
+        margin_duals = np.empty(n) if probing else None
+        margin_share = np.zeros(d + 1) if probing else None
+        if self.workspace is None or self.workspace.shape[0] != 4 * (d + 1):
+            self.workspace = np.empty(4 * (d + 1))
+        loss_sum, conj_sum, fy_sum = _gap.block_sums(
+            *m.kernel_args, n, d, self.bias, self.y, self.weights, w, self.duals, l2, n_total,
+            self.loss, share, False, margins, margin_duals, margin_share, self.workspace)
         self.round, self.committed = round_, self.duals.copy()
         if not epochs:
             return self.committed, None, loss_sum, conj_sum, share, fy_sum, None
@@ -173,14 +183,6 @@ class Block:
             local_seconds = time.perf_counter() - local_start
             return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
                     (None, None, local_start - start, local_seconds))
-        # The margin duals at w and their share of v: the other end of the next round's mix.
-        margins = np.empty(n)
-        _rows.margins(*m.kernel_args, n, d, self.bias, w, margins)
-        margin_duals = np.asarray(self.loss.duals_from_margins(self.y, margins))
-        margin_share = np.zeros(d + 1)
-        _rows.transpose_times(*m.kernel_args, n, d, self.bias, self.weights * margin_duals,
-                              margin_share)
-        margin_share /= l2 * n_total
         local_start = time.perf_counter()
         delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed)
         local_seconds = time.perf_counter() - local_start
