@@ -95,7 +95,7 @@ class Block:
         self.index = index
         self.sq_norms = self.matrix.squared_norms(bias)
         self.committed = None
-        self.workspace = None      # (block_sums' 4 (d + 1) doubles, kept from round to round)
+        self.workspace = None      # (block_sums' 4 (d + 1) + 8 doubles, kept from round to round)
         self.restore(np.zeros(n) if duals is None else duals)
 
     def summary(self):
@@ -168,8 +168,8 @@ class Block:
         margins = np.empty(n) if probing else None
         margin_duals = np.empty(n) if probing else None
         margin_share = np.zeros(d + 1) if probing else None
-        if self.workspace is None or self.workspace.shape[0] != 4 * (d + 1):
-            self.workspace = np.empty(4 * (d + 1))
+        if self.workspace is None or self.workspace.shape[0] != 4 * (d + 1) + 8:
+            self.workspace = np.empty(4 * (d + 1) + 8)
         loss_sum, conj_sum, fy_sum = _gap.block_sums(
             *m.kernel_args, n, d, self.bias, self.y, self.weights, w, self.duals, l2, n_total,
             self.loss, share, False, margins, margin_duals, margin_share, self.workspace)
