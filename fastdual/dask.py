@@ -47,9 +47,12 @@ MAX_RECOVERIES = 3
 # The steps theta of the margin mix a <- (1 - theta) a + theta a(w) the driver chooses from (the
 # dual is concave along the segment; 0 keeps the duals): 0 and 4^-7 ... 1.
 MIX_STEPS = np.concatenate([[0.0], 4.0 ** -np.arange(7, -1, -1)])
-# local_epochs="auto": a round's local work is about LATENCY_MULTIPLE times the round's latency
-# (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS epochs.
-LATENCY_MULTIPLE = 2.0
+# local_epochs="auto": as many local epochs as fit in LATENCY_MULTIPLE times the round's latency
+# (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS. More local work
+# saves rounds only while the blocks' subproblems are far from solved (news20 and synth_sparse
+# at K = 2: one round of 4-6 from 1 to 4 epochs), and the last round's work is always lost: it
+# pays where the latency is well above an epoch, not where the two are alike.
+LATENCY_MULTIPLE = 0.5
 MAX_AUTO_EPOCHS = 16
 # Seconds between a round's checks that the workers it waits for are still in the cluster.
 ACTOR_POLL_SECONDS = 0.5
@@ -231,6 +234,15 @@ class Block:
         return local_v
 
 
+def auto_epochs(latency, per_epoch):
+    """local_epochs="auto"'s next round: the whole epochs of per_epoch seconds that fit in
+    LATENCY_MULTIPLE times the latency (seconds), at least 1, at most MAX_AUTO_EPOCHS."""
+    if not per_epoch > 0:
+        return 1
+    return int(min(max(math.floor(LATENCY_MULTIPLE * latency / per_epoch), 1),
+                   MAX_AUTO_EPOCHS))
+
+
 def _worker_address():
     from distributed import get_worker
     return get_worker().address
@@ -342,6 +354,7 @@ class DaskBlocks:
         built = client.gather([self._build(k) for k in range(len(self.x_parts))])
         self.addresses = [address for address, _ in built]
         self.summaries = [summary for _, summary in built]
+        self._place()
 
     def __len__(self):
         return len(self.addresses)
@@ -499,8 +512,8 @@ class CoCoA:
     and the round before runs again.
 
     local_epochs: an int (that many epochs every round) or "auto": the next round's epochs from
-    this round's measured times, so that the local work is LATENCY_MULTIPLE times the round's
-    latency (1 to MAX_AUTO_EPOCHS epochs; blocks in this process have no latency: 1)."""
+    this round's measured times, as many as fit in LATENCY_MULTIPLE times the round's latency
+    (auto_epochs: 1 to MAX_AUTO_EPOCHS epochs; blocks in this process have no latency: 1)."""
 
     name = "cocoa+"
     helper_l2 = 0.0
@@ -626,9 +639,7 @@ class CoCoA:
                   "wall_seconds": wall, "work_seconds": work, "certify_seconds": certify,
                   "local_seconds": local, "latency_seconds": latency}
         if self.auto:
-            per_epoch = local / epochs
-            wanted = (LATENCY_MULTIPLE * latency - certify) / per_epoch if per_epoch > 0 else 1
-            self.local_epochs = int(min(max(math.ceil(wanted), 1), MAX_AUTO_EPOCHS))
+            self.local_epochs = auto_epochs(latency, local / epochs)
         return record
 
     def check_due(self, epoch):
@@ -735,8 +746,8 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     with the same row chunks, sample_weight None or one with them too. client: a
     distributed.Client (default: the current one). l1_ratio in [0, 1) (the elastic net; pure
     l1 needs an l2 term here); the intercept regularised (LIBLINEAR's) or none. local_epochs:
-    SDCA epochs per block and round, or "auto" (the default): each round's local work about
-    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS epochs
+    SDCA epochs per block and round, or "auto" (the default): as many epochs as fit in
+    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS
     (an int gives the same model bit for bit for the same seed; "auto" depends on the times).
     max_epochs budgets the passes of local work (a round is local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
     dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the

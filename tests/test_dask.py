@@ -431,8 +431,8 @@ class SlowBlocks(fastdual.dask.LocalBlocks):
 
 
 def test_auto_sizes_the_local_work_to_the_latency(monkeypatch):
-    """With a 50 ms latency a round's local work becomes about LATENCY_MULTIPLE times it (one
-    epoch here takes far less), within the bound; an int local_epochs stays as given."""
+    """With a 50 ms latency a round runs the whole epochs that fit in LATENCY_MULTIPLE times it
+    (one epoch here takes far less), within the bound; an int local_epochs stays as given."""
     monkeypatch.setattr(fastdual.dask, "LocalBlocks", SlowBlocks)
     X, y = problem_for("logistic", n=2000, d=20, seed=22, sparse=False)
     parts = blocks_of(X, y, 1000)
@@ -444,16 +444,27 @@ def test_auto_sizes_the_local_work_to_the_latency(monkeypatch):
     assert rounds[0]["local_epochs"] == 1 and rounds[0]["latency_seconds"] >= 0.045
     for before, after in zip(rounds, rounds[1:]):
         per_epoch = before["local_seconds"] / before["local_epochs"]
-        wanted = (fastdual.dask.LATENCY_MULTIPLE * before["latency_seconds"]
-                  - before["certify_seconds"]) / per_epoch
-        assert after["local_epochs"] == min(max(int(np.ceil(wanted)), 1),
-                                            fastdual.dask.MAX_AUTO_EPOCHS)
+        fits = int(np.floor(fastdual.dask.LATENCY_MULTIPLE * before["latency_seconds"]
+                            / per_epoch))
+        assert after["local_epochs"] == min(max(fits, 1), fastdual.dask.MAX_AUTO_EPOCHS)
     assert max(r["local_epochs"] for r in rounds) > 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         fixed = fastdual.dask.train_local(parts, loss="logistic", alpha=1e-4, tol=1e-12,
                                           max_epochs=30, local_epochs=3, random_state=0)
     assert {r["local_epochs"] for r in fixed.rounds_} == {3}
+
+
+@pytest.mark.parametrize("latency, per_epoch, epochs", [
+    (0.050, 0.004, 6),          # 25 ms of work fit 6 epochs of 4 ms (6.25)
+    (0.008, 0.0035, 1),         # 4 ms: one epoch of 3.5 ms
+    (0.050, 0.045, 1),          # less than one epoch fits: still one
+    (0.0, 0.001, 1),            # no latency (blocks in this process)
+    (1.0, 0.001, 16),           # 500 epochs fit: the bound
+    (0.05, 0.0, 1)])            # an epoch too fast to time
+def test_auto_epochs_fit_half_the_latency(latency, per_epoch, epochs):
+    assert fastdual.dask.LATENCY_MULTIPLE == 0.5 and fastdual.dask.MAX_AUTO_EPOCHS == 16
+    assert fastdual.dask.auto_epochs(latency, per_epoch) == epochs
 
 
 def test_local_epochs_is_checked_by_name():
