@@ -472,3 +472,43 @@ def test_local_epochs_is_checked_by_name():
     for bad in ("fast", 0, 1.5):
         with pytest.raises((ValueError, TypeError), match="local_epochs"):
             fastdual.dask.train_local(blocks_of(X, y, 30), loss="logistic", local_epochs=bad)
+
+
+class SlowCall:
+    """An actor call that times out `waits` times before it has its result (or never)."""
+
+    def __init__(self, waits):
+        self.waits, self.polls = waits, 0
+
+    def result(self, timeout=None):
+        self.polls += 1
+        if self.waits is None or self.polls <= self.waits:
+            raise TimeoutError
+        return "result"
+
+    def done(self):
+        return False
+
+
+class FixedClient:
+    def __init__(self, workers):
+        self.workers = workers
+
+    def scheduler_info(self):
+        return {"workers": {address: {} for address in self.workers}}
+
+
+def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one():
+    """A round's call to a block's actor is waited for while the block's worker is in the
+    cluster, and given up (LostWorker: the round fails and runs again) once it is not, rather
+    than waiting for Dask's connect timeout."""
+    blocks = object.__new__(fastdual.dask.DaskBlocks)
+    blocks.client = FixedClient(["tcp://alive"])
+    blocks.addresses = ["tcp://alive", "tcp://gone"]
+    blocks.actors = ["actor 0", "actor 1"]
+    call = SlowCall(waits=3)
+    assert blocks._wait(call, 0) == "result" and call.polls == 4
+    assert blocks.actors == ["actor 0", "actor 1"]
+    with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone holding block 1"):
+        blocks._wait(SlowCall(waits=None), 1)
+    assert blocks.actors is None           # (placed again after the blocks are restored)
