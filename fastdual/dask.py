@@ -234,6 +234,15 @@ class Block:
         return local_v
 
 
+def _add(vectors):
+    """The blocks' vectors summed in block order (np.sum(vectors, axis=0)'s numbers, without
+    stacking K copies of a d-vector first)."""
+    total = np.array(vectors[0], dtype=np.float64)
+    for vector in vectors[1:]:
+        total += vector
+    return total
+
+
 def auto_epochs(latency, per_epoch):
     """local_epochs="auto"'s next round: the whole epochs of per_epoch seconds that fit in
     LATENCY_MULTIPLE times the latency (seconds), at least 1, at most MAX_AUTO_EPOCHS."""
@@ -572,14 +581,14 @@ class CoCoA:
                 self.failures = 0
             self.committed = [p[0] for p in parts]
             self.committed_v, self.committed_schedule = self.v, before
-            share = np.sum([p[4] for p in parts], axis=0)
+            share = _add([p[4] for p in parts])
             w = soft_threshold(self.v, l1 / l2) if l1 else self.v
             primal, dual, gap = _gap.combine(w, share, sum(p[2] for p in parts),
                                              sum(p[3] for p in parts), sum(p[5] for p in parts),
                                              problem.n_samples, l2, l1)
             problem.certified = (w, np.concatenate(self.committed), primal, dual, gap)
             # The next v from the duals themselves (no drift) plus this round's changes.
-            self.v = share + np.sum([p[1] for p in parts], axis=0)
+            self.v = share + _add([p[1] for p in parts])
             self.mix = self._mix([p[6] for p in parts]) if probe else 0.0
             self._schedule(probe)
             self.log.append(self._measure(parts, epochs, wall))
@@ -600,7 +609,7 @@ class CoCoA:
         damping, and the dual lags far behind w (docs/math.md Sec. 4j). The margin duals a(w)
         are w's own; the segment towards them settles that exchange across all blocks at once."""
         problem = self.problem
-        margin_v = np.sum([e[0] for e in extras], axis=0)
+        margin_v = _add([e[0] for e in extras])
         conj = np.sum([e[1] for e in extras], axis=0)
         if problem.l1:       # (g* of the elastic net at each mixed v: the certificate's)
             duals = [_gap.combine(v, v, 0.0, conj_sum, 0.0, problem.n_samples, problem.l2,
