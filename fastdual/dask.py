@@ -279,14 +279,14 @@ def _step(token, index, labelling, *args):
 
 
 class _BlockActor:
-    """Block `index` of a training, called directly on the worker that holds it (a Dask actor:
-    DaskBlocks.step)."""
+    """The blocks of a training held by one worker, called directly on it (a Dask actor, one per
+    worker: DaskBlocks.step)."""
 
-    def __init__(self, token, index):
-        self.token, self.index = token, index
+    def __init__(self, token):
+        self.token = token
 
-    def step(self, labelling, *args):
-        return _step(self.token, self.index, labelling, *args)
+    def step(self, index, labelling, *args):
+        return _step(self.token, index, labelling, *args)
 
 
 def _restore(token, index, duals):
@@ -352,7 +352,6 @@ class DaskBlocks:
         self.lost_errors = (MissingBlock, LostWorker, KilledWorker, FutureCancelledError,
                             OSError)
         self.client = client
-        self.actors = self.actor_futures = None
         self.token = f"fastdual-{next(_TOKENS)}-{np.random.SeedSequence().entropy}"
         self.x_parts = list(X.to_delayed().ravel())
         self.y_parts = list(y.to_delayed().ravel())
@@ -360,10 +359,14 @@ class DaskBlocks:
                         else [None] * len(self.x_parts))
         self.sizes = [int(rows) for rows in X.chunks[0]]
         self.spec = [loss_name, loss_params, None, bias]
+        # The actors go to the workers there are while the blocks are built (one exchange for
+        # both); a block built elsewhere gets its worker's actor at its first round.
+        self.actors = {}
+        placing = self._submit_actors(client.scheduler_info()["workers"])
         built = client.gather([self._build(k) for k in range(len(self.x_parts))])
+        self._take_actors(placing)
         self.addresses = [address for address, _ in built]
         self.summaries = [summary for _, summary in built]
-        self._place()
 
     def __len__(self):
         return len(self.addresses)
@@ -380,21 +383,33 @@ class DaskBlocks:
         w = computed[2] if len(computed) > 2 else None
         return self.client.submit(_build, x, y, w, self.token, k, *self.spec, duals, pure=False)
 
-    def _place(self):
-        """One actor per block on the worker that holds it: a round calls them directly (no
-        task through the scheduler: 2-5 ms a round-trip on one machine instead of 12-20, and v
-        and the results are not copied through the scheduler's graph)."""
-        client = self.client
-        futures = [client.submit(_BlockActor, self.token, k, actor=True, pure=False,
-                                 workers=[address], allow_other_workers=False)
-                   for k, address in enumerate(self.addresses)]
-        self.actor_futures = futures
-        self.actors = [future.result() for future in futures]
+    def _submit_actors(self, addresses):
+        """The actors' tasks for those of `addresses` that have none: {address: future}."""
+        return {address: self.client.submit(_BlockActor, self.token, actor=True, pure=False,
+                                            workers=[address], allow_other_workers=False)
+                for address in sorted(set(addresses) - set(self.actors))}
+
+    def _take_actors(self, placing):
+        """The placed actors' handles (each keeps its task's key: the actor lives while the
+        handle does); a worker that left meanwhile is a LostWorker, not a wait for ever (its
+        actor's task would wait for that worker)."""
+        for address, future in placing.items():
+            while True:
+                try:
+                    self.actors[address] = future.result(timeout=ACTOR_POLL_SECONDS)
+                    break
+                except TimeoutError:
+                    if address not in self.client.scheduler_info()["workers"]:
+                        self.actors = {}
+                        raise LostWorker(f"the worker {address} left the cluster") from None
 
     def step(self, v, *args):
-        if self.actors is None:
-            self._place()
-        calls = [actor.step(self.labelling, v, *args) for actor in self.actors]
+        """One round: each block's step called on the actor of the worker that holds it (no
+        task through the scheduler: 2-5 ms a round-trip on one machine instead of 12-20, and
+        v and the results are not carried in the scheduler's task graph)."""
+        self._take_actors(self._submit_actors(self.addresses))
+        calls = [self.actors[address].step(k, self.labelling, v, *args)
+                 for k, address in enumerate(self.addresses)]
         return [self._wait(call, k) for k, call in enumerate(calls)]
 
     def _wait(self, call, k):
@@ -408,16 +423,16 @@ class DaskBlocks:
                 if call.done():            # (finished just now)
                     continue
                 if self.addresses[k] not in self.client.scheduler_info()["workers"]:
-                    self.actors = None
+                    self.actors = {}
                     raise LostWorker(f"the worker {self.addresses[k]} holding block {k} "
                                      "left the cluster")
             except (OSError, MissingBlock):
-                self.actors = None
+                self.actors = {}
                 raise
             except RuntimeError as exc:       # (Actor: "Worker holding Actor was lost")
                 if "lost" not in str(exc):
                     raise
-                self.actors = None
+                self.actors = {}
                 raise LostWorker(str(exc)) from exc
 
     def restore(self, committed):
@@ -433,11 +448,11 @@ class DaskBlocks:
         for k, address in zip(rebuilt, client.gather(list(rebuilt.values()))):
             found[k] = address[0]
         self.addresses = found
-        self.actors = self.actor_futures = None     # (placed again on the workers there are)
+        self.actors = {}           # (placed again on the workers there are at the next round)
 
     def close(self):
         """Forget the blocks and their actors on every worker (without waiting for it)."""
-        self.actors = self.actor_futures = None
+        self.actors = {}
         try:
             self.client.run(_forget, self.token, wait=False)
         except Exception:    # pragma: no cover - a cluster already gone keeps nothing

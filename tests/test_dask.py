@@ -505,10 +505,15 @@ def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one():
     blocks = object.__new__(fastdual.dask.DaskBlocks)
     blocks.client = FixedClient(["tcp://alive"])
     blocks.addresses = ["tcp://alive", "tcp://gone"]
-    blocks.actors = ["actor 0", "actor 1"]
+    blocks.actors = {"tcp://alive": "actor 0", "tcp://gone": "actor 1"}
     call = SlowCall(waits=3)
     assert blocks._wait(call, 0) == "result" and call.polls == 4
-    assert blocks.actors == ["actor 0", "actor 1"]
+    assert blocks.actors == {"tcp://alive": "actor 0", "tcp://gone": "actor 1"}
     with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone holding block 1"):
         blocks._wait(SlowCall(waits=None), 1)
-    assert blocks.actors is None           # (placed again after the blocks are restored)
+    assert blocks.actors == {}             # (placed again after the blocks are restored)
+    # an actor being placed on a worker that left: given up too, not waited for
+    blocks._take_actors({"tcp://alive": SlowCall(waits=2)})
+    assert blocks.actors == {"tcp://alive": "result"}
+    with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone left"):
+        blocks._take_actors({"tcp://gone": SlowCall(waits=None)})
