@@ -8,14 +8,16 @@
 X is a dask array chunked by rows only (dense or scipy CSR blocks), y a dask array with the same
 row chunks. Each worker keeps its blocks of rows and their duals in its own memory; every round
 the driver broadcasts v (w = v, or its soft threshold for the elastic net) and each block, in one
-task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
-block_sums) and then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
+call to its worker's actor (a Dask actor per worker: the calls go to the worker without a task
+through the scheduler), certifies the state it holds in one pass over its rows (its share of the
+certificate's sums, _core/gap.pyx block_sums, with the mix's margin duals in the same pass) and
+then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
 Jaggi et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v.
 The driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap
 as the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
 otherwise moves v by the sum of the changes. Between rounds the duals move towards the margin
 duals of w by the step that maximises the dual (the margin mix, CoCoA._mix), and
-local_epochs="auto" sizes each round's local work to the round's measured latency.
+local_epochs="auto" runs as many local epochs as fit in half the round's measured latency.
 docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
@@ -338,8 +340,8 @@ class LocalBlocks:
 
 
 class DaskBlocks:
-    """The blocks on a cluster: built on the workers from X's row chunks, one task per block
-    and round on the worker that holds it."""
+    """The blocks on a cluster: built on the workers from X's row chunks (one task per block),
+    then one actor call per block and round on the worker that holds it."""
 
     has_latency = True
 
@@ -528,7 +530,7 @@ class BlockProblem:
 
 class CoCoA:
     """CoCoA+'s driver for the one loop (docs/math.md Sec. 4j): `epoch()` is one round, one
-    task per block: mix the duals toward the margin duals by the step the driver chose, certify
+    call per block: mix the duals toward the margin duals by the step the driver chose, certify
     the state the block holds at the broadcast v, then run the round's local epochs of SDCA on
     the local subproblem. `point()` is the state the round certified (the loop's certificate is
     that round's, summed over the blocks); the epochs it reports are the passes of local work
