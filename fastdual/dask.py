@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from fastdual import _fit
-from fastdual._core import gap as _gap, rows as _rows
+from fastdual._core import gap as _gap
 from fastdual._defaults import DEFAULTS
 from fastdual._problem import class_multipliers, describe_objective, map_strength
 from fastdual._validation import (check_choice, check_int, check_matrix, check_positive,
