@@ -498,7 +498,7 @@ class FixedClient:
         return {"workers": {address: {} for address in self.workers}}
 
 
-def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one():
+def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one(monkeypatch):
     """A round's call to a block's actor is waited for while the block's worker is in the
     cluster, and given up (LostWorker: the round fails and runs again) once it is not, rather
     than waiting for Dask's connect timeout."""
@@ -513,7 +513,43 @@ def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one():
         blocks._wait(SlowCall(waits=None), 1)
     assert blocks.actors == {}             # (placed again after the blocks are restored)
     # an actor being placed on a worker that left: given up too, not waited for
-    blocks._take_actors({"tcp://alive": SlowCall(waits=2)})
-    assert blocks.actors == {"tcp://alive": "result"}
+    waits = []
+
+    def never(futures, timeout=None):
+        waits.append(timeout)
+        raise TimeoutError
+
+    monkeypatch.setattr(distributed, "wait", never)
     with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone left"):
-        blocks._take_actors({"tcp://gone": SlowCall(waits=None)})
+        blocks._take_actors({"tcp://gone": object()})
+    assert waits == [fastdual.dask.ACTOR_POLL_SECONDS]
+
+
+def test_the_blocks_of_one_worker_step_in_parallel_on_its_threads(client, monkeypatch):
+    """One worker with two threads holding two blocks: each round's call runs the two blocks'
+    steps at the same time (an actor's own calls would run them one after the other), and the
+    model is the one of the same rounds in one process. The training's client is not the
+    default one (another is open): the blocks' actors are its own."""
+    X, y = problem_for("logistic", n=200, d=5, seed=9, sparse=True)
+    spans = []
+    step = fastdual.dask.Block.step
+
+    def slow_step(self, *args):
+        start = time.perf_counter()
+        time.sleep(0.1)
+        result = step(self, *args)
+        spans.append((start, time.perf_counter()))
+        return result
+
+    monkeypatch.setattr(fastdual.dask.Block, "step", slow_step)
+    kwargs = dict(loss="logistic", alpha=0.01, tol=1e-3, local_epochs=1, random_state=0)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=FREE_PORT) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        model = fastdual.dask.train(*as_dask(X, y, 100), client=c, **kwargs)
+    pairs = [spans[i:i + 2] for i in range(0, len(spans), 2)]
+    assert len(pairs) == len(model.rounds_) >= 2
+    assert all(max(a[0], b[0]) < min(a[1], b[1]) for a, b in pairs)
+    local = fastdual.dask.train_local(blocks_of(X, y, 100), **kwargs)
+    np.testing.assert_array_equal(model.coef_, local.coef_)
+    np.testing.assert_array_equal(model.dual_coef_, local.dual_coef_)
