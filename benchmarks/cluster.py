@@ -2,7 +2,8 @@
 dask-ml; and the algorithm alone as the number of blocks grows.
 
     python -m benchmarks.cluster [--datasets news20 synth_sparse] [--big] [--workers 1 2 4]
-                                 [--local-epochs auto 1 3] [--dask-ml] [--scaling]
+                                 [--local-epochs auto 1 3] [--dask-ml] [--scaling] [--direct]
+                                 [--anatomy]
 
 Objective: logistic loss, l2 strength alpha (default 1e-4), no intercept (the objective dask-ml's
 LogisticRegression(fit_intercept=False, C=1/(alpha n)) minimises), rows at unit norm; `--big` adds
@@ -24,6 +25,12 @@ twice the cap.
 
 Table 2 (--scaling): rounds to 1e-4 as the number of blocks K grows, from fastdual.dask's own
 rounds run in one process (train_local: the same rounds, bit for bit, without a cluster).
+
+--direct: the driver's Client connects to the workers directly (Client(direct_to_workers=True)):
+fastdual.dask's calls to its blocks' actors and their results then bypass the scheduler (by
+default Dask routes them through it). --anatomy: after each fastdual.dask row, the median per
+round of its last run's rounds_ (ms): wall, the slowest block's certificate (block_sums and the
+mix's sums) and local epochs, and the latency (wall less the slowest block's work).
 """
 import argparse
 import json
@@ -185,6 +192,15 @@ def timed_dask_ml(key, workers, alpha, solver, p_star, cap, setup=1800.0):
     return None, running or last["max_iter"], last["subopt"]
 
 
+def anatomy(model):
+    """A round of a fastdual.dask model, the median over its rounds_ in ms."""
+    parts = ("wall", "certify", "local", "latency")
+    medians = [1e3 * float(np.median([r[f"{part}_seconds"] for r in model.rounds_]))
+               for part in parts]
+    return "    a round (median ms): " + ", ".join(f"{part} {value:.1f}"
+                                                 for part, value in zip(parts, medians))
+
+
 def floor_seconds(X):
     w = np.ones(X.shape[1])
     times = []
@@ -230,6 +246,10 @@ def main(argv=None):
                         help="seconds after which a dask-ml run is the last one")
     parser.add_argument("--scaling", action="store_true", help="the rounds-against-K table")
     parser.add_argument("--blocks", nargs="+", type=int, default=[1, 2, 4, 8, 16, 32, 64])
+    parser.add_argument("--direct", action="store_true",
+                        help="Client(direct_to_workers=True) for the fastdual.dask rows")
+    parser.add_argument("--anatomy", action="store_true",
+                        help="a round's median times (ms) after each fastdual.dask row")
     parser.add_argument("--child", help=argparse.SUPPRESS)    # dask-ml's runs (internal)
     args = parser.parse_args(argv)
     if args.child:
@@ -258,7 +278,7 @@ def main(argv=None):
         for workers in args.workers:
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                               dashboard_address=None, memory_limit=0) as cluster, \
-                    Client(cluster) as client:
+                    Client(cluster, direct_to_workers=args.direct or None) as client:
                 timed_fastdual(*dask_arrays(*warm, workers, client), args.alpha, 1, client)
                 trip = round_trip(client, workers)
                 print(f"{head} {workers} | round-trip of {workers} trivial tasks | "
@@ -275,6 +295,8 @@ def main(argv=None):
                           f"{seconds:.3f} | {rounds} | "
                           f"gap {model.relative_gap_:.1e} | {seconds / sdca:.1f}x | "
                           f"{seconds / (sdca + rounds * trip):.1f}x |", flush=True)
+                    if args.anatomy:
+                        print(anatomy(model), flush=True)
             if not args.dask_ml:     # (after the cluster above is closed: its own cluster)
                 continue
             for solver in args.dask_ml_solvers:

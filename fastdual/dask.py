@@ -8,14 +8,16 @@
 X is a dask array chunked by rows only (dense or scipy CSR blocks), y a dask array with the same
 row chunks. Each worker keeps its blocks of rows and their duals in its own memory; every round
 the driver broadcasts v (w = v, or its soft threshold for the elastic net) and each block, in one
-task, certifies the state it holds (its share of the certificate's sums, _core/gap.pyx
-block_sums) and then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
+call to its worker's actor (a Dask actor per worker: the calls go to the worker without a task
+through the scheduler), certifies the state it holds in one pass over its rows (its share of the
+certificate's sums, _core/gap.pyx block_sums, with the mix's margin duals in the same pass) and
+then runs the round's local epochs of SDCA on CoCoA+'s local subproblem (Smith,
 Jaggi et al.; gamma = 1, sigma' = K blocks) in fastdual's own kernel, returning its change of v.
 The driver adds the shares (`combine`: P(w), D of the duals, v recomputed from them, and the gap
 as the sum of the blocks' Fenchel-Young terms and the penalty's), stops on the relative gap, and
 otherwise moves v by the sum of the changes. Between rounds the duals move towards the margin
 duals of w by the step that maximises the dual (the margin mix, CoCoA._mix), and
-local_epochs="auto" sizes each round's local work to the round's measured latency.
+local_epochs="auto" runs as many local epochs as fit in half the round's measured latency.
 docs/math.md Sec. 4j; docs/cluster.md.
 
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
@@ -23,6 +25,9 @@ costs that round: the lost blocks are rebuilt from X's chunks with the committed
 round runs again (the same seed gives the same result). The model returned is always a committed
 state with its own certificate.
 """
+import asyncio
+import concurrent.futures
+import functools
 import itertools
 import math
 import time
@@ -31,7 +36,7 @@ import warnings
 import numpy as np
 
 from fastdual import _fit
-from fastdual._core import gap as _gap, rows as _rows
+from fastdual._core import gap as _gap
 from fastdual._defaults import DEFAULTS
 from fastdual._problem import class_multipliers, describe_objective, map_strength
 from fastdual._validation import (check_choice, check_int, check_matrix, check_positive,
@@ -47,13 +52,19 @@ MAX_RECOVERIES = 3
 # The steps theta of the margin mix a <- (1 - theta) a + theta a(w) the driver chooses from (the
 # dual is concave along the segment; 0 keeps the duals): 0 and 4^-7 ... 1.
 MIX_STEPS = np.concatenate([[0.0], 4.0 ** -np.arange(7, -1, -1)])
-# local_epochs="auto": a round's local work is about LATENCY_MULTIPLE times the round's latency
-# (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS epochs.
-LATENCY_MULTIPLE = 2.0
+# local_epochs="auto": as many local epochs as fit in LATENCY_MULTIPLE times the round's latency
+# (its wall time less the slowest block's work), between 1 and MAX_AUTO_EPOCHS. More local work
+# saves rounds only while the blocks' subproblems are far from solved (news20 and synth_sparse
+# at K = 2: one round of 4-6 from 1 to 4 epochs), and the last round's work is always lost: it
+# pays where the latency is well above an epoch, not where the two are alike.
+LATENCY_MULTIPLE = 0.5
 MAX_AUTO_EPOCHS = 16
+# Seconds between a round's checks that the workers it waits for are still in the cluster.
+ACTOR_POLL_SECONDS = 0.5
 # The blocks kept by this process when it is a Dask worker: (training token, block index) -> Block.
 _STATE = {}
 _TOKENS = itertools.count()
+_POOL = None           # (threads, the pool the blocks' steps run on in this worker: _threads)
 
 
 def _require_dask():
@@ -68,6 +79,10 @@ def _require_dask():
 
 class MissingBlock(LookupError):
     """A block's task ran on a worker that does not hold the block (its worker was lost)."""
+
+
+class LostWorker(ConnectionError):
+    """The worker that holds a block left the cluster during a round."""
 
 
 class Block:
@@ -95,6 +110,7 @@ class Block:
         self.index = index
         self.sq_norms = self.matrix.squared_norms(bias)
         self.committed = None
+        self.workspace = None      # (block_sums' 4 (d + 1) + 8 doubles, kept from round to round)
         self.restore(np.zeros(n) if duals is None else duals)
 
     def summary(self):
@@ -128,6 +144,7 @@ class Block:
         """Picklable between processes: the loss (a Cython object) is rebuilt from its name."""
         state = dict(self.__dict__)
         del state["loss"]
+        state["workspace"] = None
         return state
 
     def __setstate__(self, state):
@@ -160,9 +177,17 @@ class Block:
         n, d = m.n_samples, m.n_features
         w = soft_threshold(v, l1 / l2) if l1 else v
         share = np.zeros(d + 1)
-        loss_sum, conj_sum, fy_sum = _gap.block_sums(*m.kernel_args, n, d, self.bias, self.y,
-                                                     self.weights, w, self.duals, l2, n_total,
-                                                     self.loss, share)
+        # The certificate's sums and, in a round that probes for the mix, the margin duals a(w)
+        # at w and their share of v (the other end of the next round's mix), in one pass.
+        probing = bool(epochs) and probe
+        margins = np.empty(n) if probing else None
+        margin_duals = np.empty(n) if probing else None
+        margin_share = np.zeros(d + 1) if probing else None
+        if self.workspace is None or self.workspace.shape[0] != 4 * (d + 1) + 8:
+            self.workspace = np.empty(4 * (d + 1) + 8)
+        loss_sum, conj_sum, fy_sum = _gap.block_sums(
+            *m.kernel_args, n, d, self.bias, self.y, self.weights, w, self.duals, l2, n_total,
+            self.loss, share, False, margins, margin_duals, margin_share, self.workspace)
         self.round, self.committed = round_, self.duals.copy()
         if not epochs:
             return self.committed, None, loss_sum, conj_sum, share, fy_sum, None
@@ -173,14 +198,6 @@ class Block:
             local_seconds = time.perf_counter() - local_start
             return (self.committed, delta, loss_sum, conj_sum, share, fy_sum,
                     (None, None, local_start - start, local_seconds))
-        # The margin duals at w and their share of v: the other end of the next round's mix.
-        margins = np.empty(n)
-        _rows.margins(*m.kernel_args, n, d, self.bias, w, margins)
-        margin_duals = np.asarray(self.loss.duals_from_margins(self.y, margins))
-        margin_share = np.zeros(d + 1)
-        _rows.transpose_times(*m.kernel_args, n, d, self.bias, self.weights * margin_duals,
-                              margin_share)
-        margin_share /= l2 * n_total
         local_start = time.perf_counter()
         delta = self.local_round(v, l2, l1, n_total, sigma, epochs, seed)
         local_seconds = time.perf_counter() - local_start
@@ -223,6 +240,24 @@ class Block:
         return local_v
 
 
+def _add(vectors):
+    """The blocks' vectors summed in block order (np.sum(vectors, axis=0)'s numbers, without
+    stacking K copies of a d-vector first)."""
+    total = np.array(vectors[0], dtype=np.float64)
+    for vector in vectors[1:]:
+        total += vector
+    return total
+
+
+def auto_epochs(latency, per_epoch):
+    """local_epochs="auto"'s next round: the whole epochs of per_epoch seconds that fit in
+    LATENCY_MULTIPLE times the latency (seconds), at least 1, at most MAX_AUTO_EPOCHS."""
+    if not per_epoch > 0:
+        return 1
+    return int(min(max(math.floor(LATENCY_MULTIPLE * latency / per_epoch), 1),
+                   MAX_AUTO_EPOCHS))
+
+
 def _worker_address():
     from distributed import get_worker
     return get_worker().address
@@ -240,13 +275,46 @@ def _build(X, y, weights, token, index, loss_name, loss_params, labelling, bias,
     return _worker_address(), block.summary()
 
 
-def _step(token, index, labelling, *args):
+def _step(token, index, labelling, *args, address=None):
+    """Block `index`'s step on this worker (address: the worker's, for the error, when the
+    caller is not in a Dask thread)."""
     block = _STATE.get((token, index))
     if block is None:
-        raise MissingBlock(f"block {index} is not on worker {_worker_address()}")
+        raise MissingBlock(f"block {index} is not on worker {address or _worker_address()}")
     if block.y is None:
         block.label(*labelling)
     return block.step(*args)
+
+
+def _threads(count):
+    """This process's pool for the blocks' steps (as many threads as the worker has: the
+    steps' kernels release the GIL), made once."""
+    global _POOL
+    if _POOL is None or _POOL[0] != count:
+        _POOL = (count, concurrent.futures.ThreadPoolExecutor(
+            count, thread_name_prefix="fastdual-blocks"))
+    return _POOL[1]
+
+
+class _BlockActor:
+    """The blocks of a training held by one worker, called directly on it: a Dask actor, one
+    per worker (DaskBlocks.step). A call runs the steps of all the blocks it names, in parallel
+    on as many threads as the worker has (an actor's own calls run on one thread)."""
+
+    def __init__(self, token):
+        from distributed import get_worker
+        worker = get_worker()
+        self.token, self.address = token, worker.address
+        threads = getattr(getattr(worker, "state", None), "nthreads", None)
+        self.threads = max(int(threads or getattr(worker, "nthreads", 1) or 1), 1)
+
+    async def step(self, indices, labelling, *args):
+        loop = asyncio.get_running_loop()
+        pool = _threads(self.threads)
+        return await asyncio.gather(*[
+            loop.run_in_executor(pool, functools.partial(_step, self.token, index, labelling,
+                                                         *args, address=self.address))
+            for index in indices])
 
 
 def _restore(token, index, duals):
@@ -298,8 +366,8 @@ class LocalBlocks:
 
 
 class DaskBlocks:
-    """The blocks on a cluster: built on the workers from X's row chunks, one task per block
-    and round on the worker that holds it."""
+    """The blocks on a cluster: built on the workers from X's row chunks (one task per block),
+    then one actor call per block and round on the worker that holds it."""
 
     has_latency = True
 
@@ -309,7 +377,8 @@ class DaskBlocks:
         from distributed.scheduler import KilledWorker
         from distributed.client import FutureCancelledError
         # What a lost worker raises (OSError: a closed connection).
-        self.lost_errors = (MissingBlock, KilledWorker, FutureCancelledError, OSError)
+        self.lost_errors = (MissingBlock, LostWorker, KilledWorker, FutureCancelledError,
+                            OSError)
         self.client = client
         self.token = f"fastdual-{next(_TOKENS)}-{np.random.SeedSequence().entropy}"
         self.x_parts = list(X.to_delayed().ravel())
@@ -318,7 +387,12 @@ class DaskBlocks:
                         else [None] * len(self.x_parts))
         self.sizes = [int(rows) for rows in X.chunks[0]]
         self.spec = [loss_name, loss_params, None, bias]
+        # The actors go to the workers there are while the blocks are built (one exchange for
+        # both); a block built elsewhere gets its worker's actor at its first round.
+        self._drop_actors()
+        placing = self._submit_actors(client.scheduler_info()["workers"])
         built = client.gather([self._build(k) for k in range(len(self.x_parts))])
+        self._take_actors(placing)
         self.addresses = [address for address, _ in built]
         self.summaries = [summary for _, summary in built]
 
@@ -337,14 +411,75 @@ class DaskBlocks:
         w = computed[2] if len(computed) > 2 else None
         return self.client.submit(_build, x, y, w, self.token, k, *self.spec, duals, pure=False)
 
+    def _submit_actors(self, addresses):
+        """The actors' tasks for those of `addresses` that have none: {address: future}."""
+        return {address: self.client.submit(_BlockActor, self.token, actor=True, pure=False,
+                                            workers=[address], allow_other_workers=False)
+                for address in sorted(set(addresses) - set(self.actors))}
+
+    def _take_actors(self, placing):
+        """The placed actors' handles, bound to this client (a handle made by Future.result
+        binds to the default client, which need not be the one training); their tasks' futures
+        are kept (the actors live while they are). A worker that left meanwhile is a
+        LostWorker, not a wait for ever (its actor's task would wait for that worker)."""
+        from distributed import Actor, wait
+        for address, future in placing.items():
+            while True:
+                try:
+                    wait([future], timeout=ACTOR_POLL_SECONDS)
+                    break
+                except TimeoutError:
+                    if address not in self.client.scheduler_info()["workers"]:
+                        self._drop_actors()
+                        raise LostWorker(f"the worker {address} left the cluster") from None
+            if future.status != "finished":
+                future.result()                       # (raises the task's error)
+            with self.client.as_current():
+                self.actors[address] = Actor(_BlockActor, address, future.key)
+            self.actor_futures[address] = future
+
+    def _drop_actors(self):
+        self.actors, self.actor_futures = {}, {}
+
     def step(self, v, *args):
-        client = self.client
-        # v travels in the tasks themselves: a scatter to a worker that has just died waits
-        # forever, a task's argument does not.
-        return client.gather([client.submit(_step, self.token, k, self.labelling, v, *args,
-                                            pure=False,
-                                            workers=[address], allow_other_workers=True)
-                              for k, address in enumerate(self.addresses)])
+        """One round: one call to the actor of each worker, for the steps of all the blocks it
+        holds (no task through the scheduler: 2-5 ms a round-trip on one machine instead of
+        12-20; v goes to each worker once and is not carried in the scheduler's task graph)."""
+        self._take_actors(self._submit_actors(self.addresses))
+        held = {}
+        for k, address in enumerate(self.addresses):
+            held.setdefault(address, []).append(k)
+        with self.client.as_current():
+            calls = [(blocks, self.actors[address].step(blocks, self.labelling, v, *args))
+                     for address, blocks in held.items()]
+        results = [None] * len(self.addresses)
+        for blocks, call in calls:
+            for k, result in zip(blocks, self._wait(call, blocks[0])):
+                results[k] = result
+        return results
+
+    def _wait(self, call, k):
+        """The result of a call to the worker that holds block k; LostWorker when that worker
+        has left the cluster meanwhile (a call to a dead worker may otherwise wait for Dask's
+        connect timeout)."""
+        while True:
+            try:
+                return call.result(timeout=ACTOR_POLL_SECONDS)
+            except TimeoutError:
+                if call.done():            # (finished just now)
+                    continue
+                if self.addresses[k] not in self.client.scheduler_info()["workers"]:
+                    self._drop_actors()
+                    raise LostWorker(f"the worker {self.addresses[k]} holding block {k} "
+                                     "left the cluster")
+            except (OSError, MissingBlock):
+                self._drop_actors()
+                raise
+            except RuntimeError as exc:       # (Actor: "Worker holding Actor was lost")
+                if "lost" not in str(exc):
+                    raise
+                self._drop_actors()
+                raise LostWorker(str(exc)) from exc
 
     def restore(self, committed):
         """Every block back to its committed duals; a block whose worker was lost is rebuilt
@@ -359,9 +494,11 @@ class DaskBlocks:
         for k, address in zip(rebuilt, client.gather(list(rebuilt.values()))):
             found[k] = address[0]
         self.addresses = found
+        self._drop_actors()        # (placed again on the workers there are at the next round)
 
     def close(self):
-        """Forget the blocks on every worker (without waiting for it)."""
+        """Forget the blocks and their actors on every worker (without waiting for it)."""
+        self._drop_actors()
         try:
             self.client.run(_forget, self.token, wait=False)
         except Exception:    # pragma: no cover - a cluster already gone keeps nothing
@@ -437,7 +574,7 @@ class BlockProblem:
 
 class CoCoA:
     """CoCoA+'s driver for the one loop (docs/math.md Sec. 4j): `epoch()` is one round, one
-    task per block: mix the duals toward the margin duals by the step the driver chose, certify
+    call per block: mix the duals toward the margin duals by the step the driver chose, certify
     the state the block holds at the broadcast v, then run the round's local epochs of SDCA on
     the local subproblem. `point()` is the state the round certified (the loop's certificate is
     that round's, summed over the blocks); the epochs it reports are the passes of local work
@@ -445,8 +582,8 @@ class CoCoA:
     and the round before runs again.
 
     local_epochs: an int (that many epochs every round) or "auto": the next round's epochs from
-    this round's measured times, so that the local work is LATENCY_MULTIPLE times the round's
-    latency (1 to MAX_AUTO_EPOCHS epochs; blocks in this process have no latency: 1)."""
+    this round's measured times, as many as fit in LATENCY_MULTIPLE times the round's latency
+    (auto_epochs: 1 to MAX_AUTO_EPOCHS epochs; blocks in this process have no latency: 1)."""
 
     name = "cocoa+"
     helper_l2 = 0.0
@@ -505,14 +642,14 @@ class CoCoA:
                 self.failures = 0
             self.committed = [p[0] for p in parts]
             self.committed_v, self.committed_schedule = self.v, before
-            share = np.sum([p[4] for p in parts], axis=0)
+            share = _add([p[4] for p in parts])
             w = soft_threshold(self.v, l1 / l2) if l1 else self.v
             primal, dual, gap = _gap.combine(w, share, sum(p[2] for p in parts),
                                              sum(p[3] for p in parts), sum(p[5] for p in parts),
                                              problem.n_samples, l2, l1)
             problem.certified = (w, np.concatenate(self.committed), primal, dual, gap)
             # The next v from the duals themselves (no drift) plus this round's changes.
-            self.v = share + np.sum([p[1] for p in parts], axis=0)
+            self.v = share + _add([p[1] for p in parts])
             self.mix = self._mix([p[6] for p in parts]) if probe else 0.0
             self._schedule(probe)
             self.log.append(self._measure(parts, epochs, wall))
@@ -533,7 +670,7 @@ class CoCoA:
         damping, and the dual lags far behind w (docs/math.md Sec. 4j). The margin duals a(w)
         are w's own; the segment towards them settles that exchange across all blocks at once."""
         problem = self.problem
-        margin_v = np.sum([e[0] for e in extras], axis=0)
+        margin_v = _add([e[0] for e in extras])
         conj = np.sum([e[1] for e in extras], axis=0)
         if problem.l1:       # (g* of the elastic net at each mixed v: the certificate's)
             duals = [_gap.combine(v, v, 0.0, conj_sum, 0.0, problem.n_samples, problem.l2,
@@ -572,9 +709,7 @@ class CoCoA:
                   "wall_seconds": wall, "work_seconds": work, "certify_seconds": certify,
                   "local_seconds": local, "latency_seconds": latency}
         if self.auto:
-            per_epoch = local / epochs
-            wanted = (LATENCY_MULTIPLE * latency - certify) / per_epoch if per_epoch > 0 else 1
-            self.local_epochs = int(min(max(math.ceil(wanted), 1), MAX_AUTO_EPOCHS))
+            self.local_epochs = auto_epochs(latency, local / epochs)
         return record
 
     def check_due(self, epoch):
@@ -681,8 +816,8 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     with the same row chunks, sample_weight None or one with them too. client: a
     distributed.Client (default: the current one). l1_ratio in [0, 1) (the elastic net; pure
     l1 needs an l2 term here); the intercept regularised (LIBLINEAR's) or none. local_epochs:
-    SDCA epochs per block and round, or "auto" (the default): each round's local work about
-    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS epochs
+    SDCA epochs per block and round, or "auto" (the default): as many epochs as fit in
+    LATENCY_MULTIPLE times the previous round's measured latency, 1 to MAX_AUTO_EPOCHS
     (an int gives the same model bit for bit for the same seed; "auto" depends on the times).
     max_epochs budgets the passes of local work (a round is local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
     dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the

@@ -431,8 +431,8 @@ class SlowBlocks(fastdual.dask.LocalBlocks):
 
 
 def test_auto_sizes_the_local_work_to_the_latency(monkeypatch):
-    """With a 50 ms latency a round's local work becomes about LATENCY_MULTIPLE times it (one
-    epoch here takes far less), within the bound; an int local_epochs stays as given."""
+    """With a 50 ms latency a round runs the whole epochs that fit in LATENCY_MULTIPLE times it
+    (one epoch here takes far less), within the bound; an int local_epochs stays as given."""
     monkeypatch.setattr(fastdual.dask, "LocalBlocks", SlowBlocks)
     X, y = problem_for("logistic", n=2000, d=20, seed=22, sparse=False)
     parts = blocks_of(X, y, 1000)
@@ -444,10 +444,9 @@ def test_auto_sizes_the_local_work_to_the_latency(monkeypatch):
     assert rounds[0]["local_epochs"] == 1 and rounds[0]["latency_seconds"] >= 0.045
     for before, after in zip(rounds, rounds[1:]):
         per_epoch = before["local_seconds"] / before["local_epochs"]
-        wanted = (fastdual.dask.LATENCY_MULTIPLE * before["latency_seconds"]
-                  - before["certify_seconds"]) / per_epoch
-        assert after["local_epochs"] == min(max(int(np.ceil(wanted)), 1),
-                                            fastdual.dask.MAX_AUTO_EPOCHS)
+        fits = int(np.floor(fastdual.dask.LATENCY_MULTIPLE * before["latency_seconds"]
+                            / per_epoch))
+        assert after["local_epochs"] == min(max(fits, 1), fastdual.dask.MAX_AUTO_EPOCHS)
     assert max(r["local_epochs"] for r in rounds) > 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
@@ -456,8 +455,101 @@ def test_auto_sizes_the_local_work_to_the_latency(monkeypatch):
     assert {r["local_epochs"] for r in fixed.rounds_} == {3}
 
 
+@pytest.mark.parametrize("latency, per_epoch, epochs", [
+    (0.050, 0.004, 6),          # 25 ms of work fit 6 epochs of 4 ms (6.25)
+    (0.008, 0.0035, 1),         # 4 ms: one epoch of 3.5 ms
+    (0.050, 0.045, 1),          # less than one epoch fits: still one
+    (0.0, 0.001, 1),            # no latency (blocks in this process)
+    (1.0, 0.001, 16),           # 500 epochs fit: the bound
+    (0.05, 0.0, 1)])            # an epoch too fast to time
+def test_auto_epochs_fit_half_the_latency(latency, per_epoch, epochs):
+    assert fastdual.dask.LATENCY_MULTIPLE == 0.5 and fastdual.dask.MAX_AUTO_EPOCHS == 16
+    assert fastdual.dask.auto_epochs(latency, per_epoch) == epochs
+
+
 def test_local_epochs_is_checked_by_name():
     X, y = problem_for("logistic", n=60, d=3, seed=23)
     for bad in ("fast", 0, 1.5):
         with pytest.raises((ValueError, TypeError), match="local_epochs"):
             fastdual.dask.train_local(blocks_of(X, y, 30), loss="logistic", local_epochs=bad)
+
+
+class SlowCall:
+    """An actor call that times out `waits` times before it has its result (or never)."""
+
+    def __init__(self, waits):
+        self.waits, self.polls = waits, 0
+
+    def result(self, timeout=None):
+        self.polls += 1
+        if self.waits is None or self.polls <= self.waits:
+            raise TimeoutError
+        return "result"
+
+    def done(self):
+        return False
+
+
+class FixedClient:
+    def __init__(self, workers):
+        self.workers = workers
+
+    def scheduler_info(self):
+        return {"workers": {address: {} for address in self.workers}}
+
+
+def test_a_round_waits_for_a_live_worker_and_not_for_a_lost_one(monkeypatch):
+    """A round's call to a block's actor is waited for while the block's worker is in the
+    cluster, and given up (LostWorker: the round fails and runs again) once it is not, rather
+    than waiting for Dask's connect timeout."""
+    blocks = object.__new__(fastdual.dask.DaskBlocks)
+    blocks.client = FixedClient(["tcp://alive"])
+    blocks.addresses = ["tcp://alive", "tcp://gone"]
+    blocks.actors = {"tcp://alive": "actor 0", "tcp://gone": "actor 1"}
+    call = SlowCall(waits=3)
+    assert blocks._wait(call, 0) == "result" and call.polls == 4
+    assert blocks.actors == {"tcp://alive": "actor 0", "tcp://gone": "actor 1"}
+    with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone holding block 1"):
+        blocks._wait(SlowCall(waits=None), 1)
+    assert blocks.actors == {}             # (placed again after the blocks are restored)
+    # an actor being placed on a worker that left: given up too, not waited for
+    waits = []
+
+    def never(futures, timeout=None):
+        waits.append(timeout)
+        raise TimeoutError
+
+    monkeypatch.setattr(distributed, "wait", never)
+    with pytest.raises(fastdual.dask.LostWorker, match="tcp://gone left"):
+        blocks._take_actors({"tcp://gone": object()})
+    assert waits == [fastdual.dask.ACTOR_POLL_SECONDS]
+
+
+def test_the_blocks_of_one_worker_step_in_parallel_on_its_threads(client, monkeypatch):
+    """One worker with two threads holding two blocks: each round's call runs the two blocks'
+    steps at the same time (an actor's own calls would run them one after the other), and the
+    model is the one of the same rounds in one process. The training's client is not the
+    default one (another is open): the blocks' actors are its own."""
+    X, y = problem_for("logistic", n=200, d=5, seed=9, sparse=True)
+    spans = []
+    step = fastdual.dask.Block.step
+
+    def slow_step(self, *args):
+        start = time.perf_counter()
+        time.sleep(0.1)
+        result = step(self, *args)
+        spans.append((start, time.perf_counter()))
+        return result
+
+    monkeypatch.setattr(fastdual.dask.Block, "step", slow_step)
+    kwargs = dict(loss="logistic", alpha=0.01, tol=1e-3, local_epochs=1, random_state=0)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=FREE_PORT) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        model = fastdual.dask.train(*as_dask(X, y, 100), client=c, **kwargs)
+    pairs = [spans[i:i + 2] for i in range(0, len(spans), 2)]
+    assert len(pairs) == len(model.rounds_) >= 2
+    assert all(max(a[0], b[0]) < min(a[1], b[1]) for a, b in pairs)
+    local = fastdual.dask.train_local(blocks_of(X, y, 100), **kwargs)
+    np.testing.assert_array_equal(model.coef_, local.coef_)
+    np.testing.assert_array_equal(model.dual_coef_, local.dual_coef_)

@@ -39,8 +39,8 @@ from libc.math cimport fabs
 
 from fastdual._core.losses cimport Loss
 from fastdual._core.multiclass cimport VectorLoss
-from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, two_product,
-                                  two_sum_add)
+from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, split,
+                                  two_product, two_sum_add)
 
 
 cdef inline double _fenchel_young(double value, double dual_term, double a,
@@ -191,30 +191,252 @@ cdef void _scale(double* v, double* error, Py_ssize_t m, double factor) noexcept
         v[j] *= factor
 
 
+# block_sums keeps, for every feature j, the four numbers its pass reads or adds to side by side
+# (w_j, the share's sum, that sum's rounding, the margin duals' share): one cache line per stored
+# entry instead of one per vector. Where the features are many (a 10^6-feature block: four 8 MB
+# vectors) the pass is bound by those misses, not by its arithmetic.
+cdef enum:
+    PACKED = 4
+
+
+cdef extern from *:
+    """
+    /* The exact share's products with float64 values: product + error = coef x exactly, the
+       error by one fused multiply-add where the processor has one (checked at run time) instead
+       of Dekker's 17 operations; the same numbers either way (both are the exact rounding
+       error). fp-contract off: no other product and sum may be fused (the sums' roundings are
+       those of the portable path, bit for bit). */
+    #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+    #define FASTDUAL_EXACT_FMA 1
+    __attribute__((target("fma"), optimize("fp-contract=off")))
+    #elif defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+    #define FASTDUAL_EXACT_FMA 1
+    __attribute__((target("fma")))
+    #else
+    #define FASTDUAL_EXACT_FMA 0
+    #endif
+    static void fastdual_packed_axpy_exact_fma(const double* data, const int* indices,
+                                               Py_ssize_t start, Py_ssize_t end, double coef,
+                                               double coef_error, double* packed) {
+    #if FASTDUAL_EXACT_FMA
+    #if defined(__clang__)
+    #pragma clang fp contract(off)
+    #endif
+        Py_ssize_t k, j;
+        double x, product, product_error, total, s, t, rounding, carried;
+        for (k = start; k < end; k++) {
+            j = 4 * (indices != NULL ? indices[k] : k - start);
+            x = data[k];
+            product = coef * x;
+            product_error = __builtin_fma(coef, x, -product);
+            total = packed[j + 1];
+            s = total + product;
+            t = s - total;
+            rounding = (total - (s - t)) + (product - t);
+            packed[j + 2] += rounding;
+            packed[j + 1] = s;
+            carried = coef_error * x;
+            packed[j + 2] += product_error + carried;
+        }
+    #endif
+    }
+    static int fastdual_exact_fma(void) {
+    #if FASTDUAL_EXACT_FMA
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("fma") ? 1 : 0;
+    #else
+        return 0;
+    #endif
+    }
+    """
+    void packed_axpy_exact_fma "fastdual_packed_axpy_exact_fma"(
+        const double* data, const int* indices, Py_ssize_t start, Py_ssize_t end, double coef,
+        double coef_error, double* packed) noexcept nogil
+    int exact_fma "fastdual_exact_fma"() noexcept nogil
+
+
+# Whether this processor fuses the exact share's products (fastdual_exact_fma above); a module
+# global so that tests can run the portable path too.
+cdef bint _use_fma = exact_fma() != 0
+
+
+def _set_exact_fma(bint on):
+    """Use the fused multiply-add path for float64 blocks when the processor has one (on) or
+    Dekker's portable products (off); returns whether the fused path is now in use."""
+    global _use_fma
+    _use_fma = on and exact_fma() != 0
+    return _use_fma
+
+
+cdef inline double _packed_dot(const floating* data, const int* indices, Py_ssize_t start,
+                               Py_ssize_t end, const double* packed) noexcept nogil:
+    """x_i . w with w_j at packed[PACKED j]: row_dot's partial sums in row_dot's order (the same
+    bits as row_dot over w itself)."""
+    cdef Py_ssize_t k, m
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef const floating* x
+    if indices != NULL:
+        k = start
+        while k + 2 <= end:
+            s0 += data[k] * packed[PACKED * indices[k]]
+            s1 += data[k + 1] * packed[PACKED * indices[k + 1]]
+            k += 2
+        if k < end:
+            s0 += data[k] * packed[PACKED * indices[k]]
+        return s0 + s1
+    x = data + start
+    m = end - start
+    k = 0
+    while k + 4 <= m:
+        s0 += x[k] * packed[PACKED * k]
+        s1 += x[k + 1] * packed[PACKED * (k + 1)]
+        s2 += x[k + 2] * packed[PACKED * (k + 2)]
+        s3 += x[k + 3] * packed[PACKED * (k + 3)]
+        k += 4
+    while k < m:
+        s0 += x[k] * packed[PACKED * k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _packed_axpy_exact(const floating* data, const int* indices, Py_ssize_t start,
+                                    Py_ssize_t end, double coef, double coef_error,
+                                    double* packed) noexcept nogil:
+    """row_axpy_exact into packed[PACKED j + 1] (the sum) and packed[PACKED j + 2] (its
+    rounding), the same operations in the same order."""
+    cdef Py_ssize_t k, j
+    cdef double head, rest, product, product_error
+    if floating is float:
+        split(coef, 16777217.0, &head, &rest)
+        rest += coef_error
+        for k in range(start, end):
+            j = PACKED * (indices[k] if indices != NULL else k - start)
+            product = coef * data[k]
+            two_sum_add(&packed[j + 1], &packed[j + 2], product)
+            packed[j + 2] += (head * data[k] - product) + rest * data[k]
+    elif _use_fma:
+        packed_axpy_exact_fma(data, indices, start, end, coef, coef_error, packed)
+    else:
+        for k in range(start, end):
+            j = PACKED * (indices[k] if indices != NULL else k - start)
+            two_product(coef, data[k], &product, &product_error)
+            two_sum_add(&packed[j + 1], &packed[j + 2], product)
+            packed[j + 2] += product_error + coef_error * data[k]
+
+
+cdef inline void _packed_axpy(const floating* data, const int* indices, Py_ssize_t start,
+                              Py_ssize_t end, double coef, double* packed) noexcept nogil:
+    """row_axpy into packed[PACKED j + 3]."""
+    cdef Py_ssize_t k
+    for k in range(start, end):
+        packed[PACKED * (indices[k] if indices != NULL else k - start) + 3] += coef * data[k]
+
+
+cdef void _packed_pass(const floating* x, const int* ind, const int* ptr, Py_ssize_t n_rows,
+                       Py_ssize_t n_features, double bias, const double[::1] y,
+                       const double[::1] sample_weight, const double[::1] duals, Loss loss,
+                       double v_bias, double* packed, double* loss_sum, double* conj_sum,
+                       double* fy_sum, bint with_margins, double[::1] margins,
+                       double[::1] margin_duals) noexcept nogil:
+    """_block_pass (without pure l1's deferred terms) over the packed layout: the sums, the exact
+    sum of c_i a_i x_i in packed[., 1:3] and, with_margins, the margins z_i, the margin duals
+    u_i = -phi'(z_i) and the plain sum of c_i u_i x_i in packed[., 3]. Every number is the one
+    _block_pass, rows.margins and rows.transpose_times give."""
+    cdef Py_ssize_t i, start, end, last = PACKED * n_features
+    cdef double z, c, coef, coef_error, bias_term, bias_error, u, value, dual_term
+    for i in range(n_rows):
+        c = sample_weight[i]
+        if c == 0.0:
+            if with_margins:        # (the margins of every row: the mix's duals need them)
+                row_range(ptr, i, n_features, &start, &end)
+                z = _packed_dot(x, ind, start, end, packed) + bias * packed[last]
+                margins[i] = z
+                margin_duals[i] = loss.dual_from_margin(y[i], z)
+            continue
+        row_range(ptr, i, n_features, &start, &end)
+        z = _packed_dot(x, ind, start, end, packed) + bias * packed[last]
+        value = loss.value(y[i], z)
+        dual_term = loss.dual_value(y[i], duals[i])
+        loss_sum[0] += c * value
+        conj_sum[0] += c * dual_term
+        fy_sum[0] += c * _fenchel_young(value, dual_term, duals[i], z)
+        if duals[i] != 0.0:
+            two_product(c, duals[i], &coef, &coef_error)
+            _packed_axpy_exact(x, ind, start, end, coef, coef_error, packed)
+            two_product(coef, v_bias, &bias_term, &bias_error)
+            two_sum_add(&packed[last + 1], &packed[last + 2], bias_term)
+            packed[last + 2] += bias_error + coef_error * v_bias
+        if with_margins:
+            margins[i] = z
+            u = loss.dual_from_margin(y[i], z)
+            margin_duals[i] = u
+            coef = c * u
+            if coef != 0.0:
+                _packed_axpy(x, ind, start, end, coef, packed)
+                packed[last + 3] += coef * v_bias
+
+
 def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                Py_ssize_t n_rows, Py_ssize_t n_features, double bias, const double[::1] y,
                const double[::1] sample_weight, const double[::1] w, const double[::1] duals,
-               double l2, Py_ssize_t n_total, Loss loss, double[::1] v, bint free_bias=False):
+               double l2, Py_ssize_t n_total, Loss loss, double[::1] v, bint free_bias=False,
+               double[::1] margins=None, double[::1] margin_duals=None,
+               double[::1] margin_v=None, double[::1] workspace=None):
     """The certificate's pass over one block of the rows of a problem of n_total samples:
     returns (sum_i c_i phi(y_i, x_i . w), sum_i c_i (-phi*(-a_i)), sum_i c_i [phi(y_i, x_i . w)
     + phi*(-a_i) + a_i x_i . w]) over the block and adds its share of v(duals) to v (length
-    n_features + 1), summed without losing cancelled digits (_block_pass with v_error):
+    n_features + 1), summed without losing cancelled digits (as _block_pass with v_error):
     fastdual.dask's next v is the blocks' shares. combine() turns the totals into (P, D, gap).
-    l2 > 0."""
+    l2 > 0.
+
+    One pass over the rows, reading each stored entry once: with margin_v (length
+    n_features + 1; margins and margin_duals of length n_rows), the same pass also writes the
+    margins z_i = x_i . w, the margin duals u_i = -phi'(y_i, z_i) and adds
+    sum_i c_i u_i x_i / (l2 n_total) to margin_v (what fastdual.dask's margin mix needs; the
+    numbers rows.margins, Loss.duals_from_margins and rows.transpose_times give). workspace:
+    4 (n_features + 1) + 8 doubles the pass may use (allocated when None; a caller passing the
+    same one every round saves the allocation)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
-    cdef double[::1] unused = np.zeros(1)
-    cdef double[::1] share = np.zeros(n_features + 1), share_error = np.zeros(n_features + 1)
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, m = n_features + 1
+    cdef bint with_margins = margin_v is not None
+    cdef double factor = 1.0 / (l2 * n_total), l2n = l2 * n_total, share
+    if w.shape[0] != m or v.shape[0] != m:
+        raise ValueError(f"w and v must have n_features + 1 = {m} entries, got {w.shape[0]} "
+                         f"and {v.shape[0]}")
+    if duals.shape[0] < n_rows or y.shape[0] < n_rows or sample_weight.shape[0] < n_rows:
+        raise ValueError(f"y, sample_weight and duals need n_rows = {n_rows} entries")
+    if with_margins and (margin_v.shape[0] != m or margins is None or margin_duals is None
+                         or margins.shape[0] < n_rows or margin_duals.shape[0] < n_rows):
+        raise ValueError(f"margin_v needs {m} entries and margins, margin_duals {n_rows} each")
+    if workspace is None:
+        workspace = np.empty(PACKED * m + 8)
+    elif workspace.shape[0] < PACKED * m + 8:
+        raise ValueError(f"workspace must have 4 (n_features + 1) + 8 = {PACKED * m + 8} "
+                         f"entries, got {workspace.shape[0]}")
+    # Each feature's four numbers in one 32-byte slot, the slots on 64-byte boundaries (one
+    # cache line each): the first 64-byte boundary in the workspace (8-byte aligned arrays).
+    cdef double* packed = &workspace[0]
+    packed += (-(<size_t> packed) % 64) // 8
+    cdef double[::1] margins_out = margins if with_margins else np.zeros(1)
+    cdef double[::1] margin_duals_out = margin_duals if with_margins else margins_out
     with nogil:
-        _block_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, &w[0], duals,
-                    loss, 0.0 if free_bias else bias, &share[0], &share_error[0], &loss_sum,
-                    &conj_sum, &fy_sum, False, unused, unused, False, unused, NULL)
-        _scale(&share[0], &share_error[0], n_features + 1, 1.0 / (l2 * n_total))
-        for j in range(n_features + 1):
-            v[j] += share_error[j]
+        for j in range(m):
+            packed[PACKED * j] = w[j]
+            packed[PACKED * j + 1] = 0.0
+            packed[PACKED * j + 2] = 0.0
+            packed[PACKED * j + 3] = 0.0
+        _packed_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, duals, loss,
+                     0.0 if free_bias else bias, packed, &loss_sum, &conj_sum, &fy_sum,
+                     with_margins, margins_out, margin_duals_out)
+        for j in range(m):       # (_scale's arithmetic: (sum + rounding) / (l2 n))
+            share = (packed[PACKED * j + 1] + packed[PACKED * j + 2]) * factor
+            v[j] += share
+        if with_margins:         # (transpose_times' sum, divided as the mix divided it)
+            for j in range(m):
+                margin_v[j] += packed[PACKED * j + 3] / l2n
     return loss_sum, conj_sum, fy_sum
 
 
