@@ -85,18 +85,23 @@ def _read_libsvm(path, n_features=None):
     for line in content.split(b"\n"):
         if b"#" in line:
             line = line[:line.index(b"#")]
-        tokens = line.split()
-        if not tokens:
+        head = line.split(None, 1)          # the label, and the pairs as they stand
+        if not head:
             continue
-        if len(tokens) > 1 and tokens[1].startswith(b"qid:"):
-            del tokens[1]
-        labels.append(tokens[0])
-        counts.append(len(tokens) - 1)
-        features.append(b" ".join(tokens[1:]))
+        rest = head[1] if len(head) > 1 else b""
+        if rest.startswith(b"qid:"):
+            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else b""
+        labels.append(head[0])
+        counts.append(rest.count(b":"))
+        features.append(rest)
     if not labels:
         raise _Failure(f"{path!r} holds no samples")
     pairs = b" ".join(features)
     n_pairs = int(np.sum(counts))
+    # Each row's pairs are its colons: that holds when every token has exactly one colon,
+    # i.e. when there are as many tokens as colons and none has two.
+    if _tokens(pairs) != n_pairs or _TWO_COLONS.search(pairs):
+        raise _Failure(_first_bad_line(path, content))
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # numpy warns (for now) where it stops reading
         try:
@@ -123,6 +128,18 @@ def _read_libsvm(path, n_features=None):
     if n_features is not None and d > n_features:
         X = X[:, :n_features]
     return X, y
+
+
+_TWO_COLONS = re.compile(rb":[^\s]*:")
+
+
+def _tokens(text):
+    """The number of whitespace-separated tokens of a bytes text, counted by numpy."""
+    if not text:
+        return 0
+    byte = np.frombuffer(text, dtype=np.uint8)
+    space = (byte == 32) | ((byte >= 9) & (byte <= 13))
+    return int(np.count_nonzero(~space[1:] & space[:-1])) + int(not space[0])
 
 
 def _first_bad_line(path, content):

@@ -224,8 +224,12 @@ def test_liblinear_class_weight_syntax(tmp_path, capsys):
     assert a == b and a != c
 
 
-def test_a_malformed_input_file_is_named_with_its_line(tmp_path, capsys):
-    lines = ["1 1:0.5 2:1"] * 5000 + ["-1 1:0.2 x:3"] + ["1 3:1"] * 10
+@pytest.mark.parametrize("bad", ["-1 1:0.2 x:3", "-1 1:2:3 4", "-1 1:0.2 5", "-1 1:0.2 3:",
+                                 "-1 1:1:1", "-1 :4 2:1"])
+def test_a_malformed_input_file_is_named_with_its_line(tmp_path, capsys, bad):
+    # (a token of two colons beside one of none has as many colons as pairs in all: refused
+    # all the same, not read as other pairs)
+    lines = ["1 1:0.5 2:1"] * 5000 + [bad] + ["1 3:1"] * 10
     (tmp_path / "bad.svm").write_text("\n".join(lines) + "\n")
     assert main(["train", str(tmp_path / "bad.svm")]) == 1
     err = capsys.readouterr().err
