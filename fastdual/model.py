@@ -37,8 +37,9 @@ class Model:
     l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
     intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the
     fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}), switches_
-    (solver="auto"'s switches from a stalled method to the next: a list of dicts with epoch,
-    from, to, solver and relative_gap; empty when none happened).
+    (solver="auto"'s switches from one method to the next: a list of dicts with epoch,
+    from, to, solver, reason (stalled, handed over, a correction paid or undone) and
+    relative_gap; empty when none happened).
 
     k > 2 classes (one-vs-rest): coef_ (k, n_features), intercept_ (k,), classes_ (k,),
     dual_coef_ (k, n_samples); primal_, dual_, gap_ certify the sum of the k binary objectives,
@@ -49,7 +50,7 @@ class Model:
                  class_certificates=None, multiclass=None, switches=None, **metadata):
         self.stream_ = stream
         # solver="auto"'s switches from a stalled method to the next, in order (each a dict:
-        # epoch, from, to, solver, relative_gap; with k classes one-vs-rest, also class)
+        # epoch, from, to, solver, reason, relative_gap; with k classes one-vs-rest, also class)
         self.switches_ = [dict(s) for s in switches or ()]
         self.multiclass = multiclass      # None, "ovr", "crammer_singer" or "multinomial"
         self.coef_ = np.asarray(coef, dtype=np.float64)
