@@ -90,7 +90,7 @@ def _read_libsvm(path, n_features=None):
             continue
         rest = head[1] if len(head) > 1 else b""
         if rest.startswith(b"qid:"):
-            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else b""
+            rest = (rest.split(None, 1) + [b""])[1]       # the qid token dropped
         labels.append(head[0])
         counts.append(rest.count(b":"))
         features.append(rest)

@@ -432,14 +432,14 @@ def test_the_data_reader_reads_as_scikit_learns(tmp_path):
     from sklearn.datasets import load_svmlight_file
     from fastdual.cli import _read_libsvm
     text = ("# a comment\n+1 qid:3 1:0.5 3:1e-3\n\n-1\t2:-2.5E2  7:1 # tail\n"
-            "2.5 4:0\n-1 \n3 1:1 2:2 3:3\n")
+            "2.5 4:0\n-1 \n3 1:1 2:2 3:3\n-1 qid:2\t4:1\n1 qid:7\n")
     (tmp_path / "f.svm").write_text(text)
     X, y = _read_libsvm(str(tmp_path / "f.svm"))
     X_ref, y_ref = load_svmlight_file(str(tmp_path / "f.svm"), zero_based=False)
     np.testing.assert_array_equal(y, y_ref)
     assert X.shape == X_ref.shape and (X != X_ref).nnz == 0
     X, _ = _read_libsvm(str(tmp_path / "f.svm"), n_features=2)
-    assert X.shape == (5, 2) and (X != X_ref[:, :2]).nnz == 0
+    assert X.shape == (7, 2) and (X != X_ref[:, :2]).nnz == 0
 
 
 def test_import_and_predict_load_no_training_code(tmp_path):

@@ -79,16 +79,26 @@ def test_two_threads_reach_the_optimum_of_one(loss, l1_ratio, sparse, dtype):
     X = X.astype(dtype)
     common = dict(loss=loss, alpha=0.01, l1_ratio=l1_ratio, solver="sdca", tol=1e-9,
                   max_epochs=30000, random_state=0)
+    assert_two_threads_reach_one(X, y, common, dict(loss=loss, alpha=0.01, l1_ratio=l1_ratio))
+
+
+def assert_two_threads_reach_one(X, y, common, objective):
+    """n_jobs=2 reaches n_jobs=1's optimum to 1e-8, its primal is the objective of its
+    coefficients computed apart from the package, and its certificate is duality_gap's."""
     one = fastdual.train(X, y, n_jobs=1, **common)
     two = fastdual.train(X, y, n_jobs=2, **common)
     assert one.converged_ and two.converged_
     assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
-    # ... the primal of the returned coefficients, computed apart from the package
+    alpha, l1_ratio = objective["alpha"], objective.get("l1_ratio", 0.0)
+    fit_intercept = objective.get("fit_intercept", True)
     assert two.primal_ == pytest.approx(np_objective(
-        X.astype(np.float64), labels(loss, y), two.coef_, two.intercept_, loss=loss,
-        l2=0.01 * (1 - l1_ratio), l1=0.01 * l1_ratio, fit_intercept=True), rel=1e-9)
-    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_, loss=loss, alpha=0.01,
-                                l1_ratio=l1_ratio, dual_coef=two.dual_coef_)
+        X.astype(np.float64), labels(objective["loss"], y), two.coef_, two.intercept_,
+        loss=objective["loss"], l2=alpha * (1 - l1_ratio), l1=alpha * l1_ratio,
+        fit_intercept=fit_intercept,
+        regularize_intercept=objective.get("regularize_intercept", True)), rel=1e-9)
+    certified = {key: value for key, value in objective.items() if key != "fit_intercept"}
+    cert = fastdual.duality_gap(X, y, two.coef_, two.intercept_ if fit_intercept else None,
+                                dual_coef=two.dual_coef_, **certified)
     assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
 
 
@@ -412,20 +422,7 @@ def test_hot_replicas_reach_the_optimum_of_one_thread(monkeypatch, many_hot, los
                       regularize_intercept=objective["regularize_intercept"]),
         "sdca", {}, 0, n_jobs=2)
     assert set(range(3)) <= set(driver.hot_features)
-    one = fastdual.train(X, y, n_jobs=1, **common)
-    two = fastdual.train(X, y, n_jobs=2, **common)
-    assert one.converged_ and two.converged_
-    assert abs(two.primal_ - one.primal_) <= 1e-8 * abs(one.primal_)
-    assert two.primal_ == pytest.approx(np_objective(
-        X.astype(np.float64), labels(loss, y), two.coef_, two.intercept_, loss=loss,
-        l2=0.01 * (1 - objective["l1_ratio"]), l1=0.01 * objective["l1_ratio"],
-        fit_intercept=objective["fit_intercept"],
-        regularize_intercept=objective["regularize_intercept"]), rel=1e-9)
-    certified = {key: value for key, value in objective.items() if key != "fit_intercept"}
-    cert = fastdual.duality_gap(X, y, two.coef_,
-                                two.intercept_ if objective["fit_intercept"] else None,
-                                dual_coef=two.dual_coef_, **certified)
-    assert (two.primal_, two.dual_, two.gap_) == (cert.primal, cert.dual, cert.gap)
+    assert_two_threads_reach_one(X, y, common, objective)
 
 
 def hot_arrays(problem, entries):

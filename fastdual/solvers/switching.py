@@ -46,11 +46,6 @@ STALL_FACTOR = 0.5    # the best relative gap must at least halve over the latte
 CORRECTION_GAIN = 0.1  # a correction must lower the primal by this share of the stalled gap
 PROBATION = 64        # passes in which the method resumed from a correction must pass the
                       # stalled point's dual
-# After a correction that paid, at most this many of the schedule's checks per doubling of the
-# passes: near tol SDCA's certified gap moves up and down from epoch to epoch, the adaptive
-# schedule then predicts "next epoch" at every check, and on raw text a check (a pass over
-# every row) costs 2-3 shrunk epochs (news20, 20 classes: 1005 checks for 5217 epochs).
-CHECKS_PER_DOUBLING = 16
 
 
 @dataclass(frozen=True)
@@ -103,8 +98,6 @@ class Switching:
         self.probation = None     # after one: the stalled checkpoint, until its dual is passed
         self.paused = None        # the stalled method's driver, as it stalled, during both
         self.steps = 0            # epoch() calls of the running correction
-        self.corrected = False    # a correction has paid: the schedule's checks thinned
-        self.last_check = 0       # the epoch of the last check
         self.seed = seed
         self.start = 0            # the loop's pass count when the running method started
         self.best = []            # (passes of the running method, best relative gap so far)
@@ -151,9 +144,8 @@ class Switching:
     def check_due(self, epoch):
         """The running method's own answer; after a switch, also a check at 1, 2, 4, ... of the
         new method's passes, so that its rate is measured on its own checks (the schedule's
-        interval was the stalled method's); a correction's point is checked after its steps;
-        after a correction that paid, the schedule's checks at most CHECKS_PER_DOUBLING per
-        doubling of the passes."""
+        interval was the stalled method's); a correction's point is checked after its
+        steps."""
         if self.correction is not None and self.steps >= self.correction[0].steps:
             return True
         if self._handing_over(epoch - self.start):
@@ -163,14 +155,10 @@ class Switching:
             while self.next_forced <= epoch - self.start:
                 self.next_forced *= 2
             return True
-        if (due is None and self.corrected
-                and epoch - self.last_check < epoch // CHECKS_PER_DOUBLING):
-            return False
         return due
 
     def after_check(self, checkpoint):
         self.current.after_check(checkpoint)
-        self.last_check = checkpoint.epoch
         if self.correction is not None:
             if self.steps >= self.correction[0].steps:
                 self.resume(checkpoint)
@@ -229,7 +217,6 @@ class Switching:
             self.stages.insert(0, correction)
             duals = self.problem.duals_from_margins(checkpoint.w)
             self.probation = stalled
-            self.corrected = True
             self._run(*self.current_stage, checkpoint, duals, checkpoint.w,
                       "correction paid")
         else:
