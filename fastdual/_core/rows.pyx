@@ -7,6 +7,7 @@ matrix itself (few features). The intercept feature of value `bias` is the last 
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
+from libc.string cimport memcpy
 
 from fastdual._core.rows cimport row_axpy, row_dot, row_range, row_square_axpy
 
@@ -110,6 +111,62 @@ def row_squared_norms(const floating[::1] data, const int[::1] indices, const in
                 k += 1
             out[i] = bias_sq + ((s0 + s1) + (s2 + s3))
     return np.asarray(out)
+
+
+def row_hashes(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_rows, Py_ssize_t n_features):
+    """A 64-bit hash of every row's stored entries (column, value) in their stored order: equal
+    rows have equal hashes; rows with equal hashes are candidates only (`same_rows` decides).
+    A value is hashed by its float64 bits with -0.0 folded onto 0.0, so rows equal as numbers
+    hash alike in float32 and float64."""
+    cdef cnp.uint64_t[::1] out = np.empty(n_rows, dtype=np.uint64)
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, k, start, end
+    cdef cnp.uint64_t h, bits
+    cdef double value
+    with nogil:
+        for i in range(n_rows):
+            row_range(ptr, i, n_features, &start, &end)
+            h = 0x9E3779B97F4A7C15ULL ^ <cnp.uint64_t>(end - start)
+            for k in range(start, end):
+                value = <double>x[k] + 0.0          # -0.0 + 0.0 is +0.0
+                memcpy(&bits, &value, 8)
+                h = _mix(h ^ bits ^ (<cnp.uint64_t>(ind[k] if ind != NULL else k - start)
+                                     * 0x9E3779B97F4A7C15ULL))
+            out[i] = h
+    return np.asarray(out)
+
+
+cdef inline cnp.uint64_t _mix(cnp.uint64_t z) noexcept nogil:
+    """splitmix64's finaliser: every input bit moves about half the output bits."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+def same_rows(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+              Py_ssize_t n_features, const Py_ssize_t[::1] rows, const Py_ssize_t[::1] refs):
+    """For each k, whether rows[k] and refs[k] store the same entries (columns and values, in
+    stored order), as a bool array."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef cnp.uint8_t[::1] out = np.ones(rows.shape[0], dtype=np.uint8)
+    cdef Py_ssize_t p, k, si, ei, sj, ej
+    with nogil:
+        for p in range(rows.shape[0]):
+            row_range(ptr, rows[p], n_features, &si, &ei)
+            row_range(ptr, refs[p], n_features, &sj, &ej)
+            if ei - si != ej - sj:
+                out[p] = 0
+                continue
+            for k in range(ei - si):
+                if x[si + k] != x[sj + k] or (ind != NULL and ind[si + k] != ind[sj + k]):
+                    out[p] = 0
+                    break
+    return np.asarray(out).view(bool)
 
 
 # -- the shared row passes: X w, X^T c, X^T diag(c) X v and its matrix (every solver, the

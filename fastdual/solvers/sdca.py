@@ -10,6 +10,7 @@ parallel kernel of _sdca_parallel.pyx (PASSCoDe, Atomic or Wild; docs/solvers/sd
 """
 import numpy as np
 
+from fastdual._core import rows as _rows
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
 from fastdual.solvers import _sdca, _sdca_parallel
@@ -54,6 +55,67 @@ MERGE_EVERY = 512
 # entries of v the rows touch in its cache, and two threads turn those hits into transfers
 # between the cores.
 PARALLEL_MIN_NNZ = 3_000_000
+# Duplicated rows with different targets (conflicting_groups): their block steps run after every
+# epoch while they make at least GROUP_SHARE of the dual's progress between two checks; else
+# every 2, 4, ... GROUP_EVERY_MAX epochs. A group's step costs about GROUP_COST / 10 steps of the
+# epoch (0.75 us against 10 ns a row on a9a's one-hot rows, for the hinge, whose jumps take the
+# root finder the most steps): with G groups in n rows the pass runs every
+# ceil(GROUP_COST G / n) epochs at the most often, a tenth of an epoch's cost or less.
+GROUP_SHARE = 0.1
+GROUP_EVERY_MAX = 64
+GROUP_SEARCH_EPOCH = 8
+GROUP_MIN_Q = 32.0      # SDCA.find_groups: the stiffness from which a group is stepped
+GROUP_COST = 750
+
+
+
+def conflicting_groups(problem):
+    """The groups of identical rows whose targets differ, as (group_ptr, run_ptr, members):
+    group g is the runs group_ptr[g] .. group_ptr[g + 1] - 1, run r the samples
+    members[run_ptr[r]:run_ptr[r + 1]] of one target (in increasing order of sample). Found by
+    a hash of every row, confirmed entry by entry; empty if there are none. Such samples pull
+    v in opposite directions along one row, where coordinate steps crawl: the SDCA driver
+    steps each group as a block (_sdca.group_steps, docs/solvers/sdca.md "Duplicated rows")."""
+    n, d = problem.n_samples, problem.n_features
+    data, indices, indptr = problem.X.kernel_args
+    hashes = _rows.row_hashes(data, indices, indptr, n, d)
+    order = np.argsort(hashes, kind="stable")
+    sorted_hashes = hashes[order]
+    segment = np.cumsum(np.r_[True, sorted_hashes[1:] != sorted_hashes[:-1]]) - 1
+    shared = np.bincount(segment)[segment] > 1
+    rows, segment = order[shared], segment[shared]
+    # Each row against the first of its hash; a hash shared by different rows (a collision)
+    # is split by the rows' contents.
+    first = np.r_[True, segment[1:] != segment[:-1]]
+    refs = rows[np.maximum.accumulate(np.where(first, np.arange(rows.size), 0))]
+    same = _rows.same_rows(data, indices, indptr, d, rows, refs)
+    collided = np.isin(segment, segment[~same])
+    rows_list, labels_list = [rows[~collided]], [segment[~collided]]
+    label = int(segment.max()) + 1 if segment.size else 0
+    for value in np.unique(segment[collided]).tolist():
+        candidates = rows[segment == value]
+        while candidates.size > 1:
+            same = _rows.same_rows(data, indices, indptr, d, candidates,
+                                   np.full(candidates.size, candidates[0], dtype=np.intp))
+            rows_list.append(candidates[same])
+            labels_list.append(np.full(int(same.sum()), label))
+            label += 1
+            candidates = candidates[~same]
+    rows, labels = np.concatenate(rows_list), np.concatenate(labels_list)
+    # Sorted by group, target, sample; the groups whose targets differ kept.
+    targets = problem.y[rows]
+    sort = np.lexsort((rows, targets, labels))
+    rows, labels, targets = rows[sort], labels[sort], targets[sort]
+    starts = np.r_[True, labels[1:] != labels[:-1]] if rows.size else np.empty(0, bool)
+    ends = np.r_[starts[1:], True] if rows.size else starts
+    differ = targets[starts] < targets[ends]
+    keep = differ[np.cumsum(starts) - 1] if rows.size else starts
+    members, labels, targets = rows[keep].astype(np.intp), labels[keep], targets[keep]
+    new_group = np.r_[True, labels[1:] != labels[:-1]] if members.size else keep[:0]
+    new_run = new_group | np.r_[True, targets[1:] != targets[:-1]] if members.size else keep[:0]
+    run_ptr = np.r_[np.flatnonzero(new_run), members.size].astype(np.intp)
+    group_ptr = np.r_[np.flatnonzero(new_group[new_run]), run_ptr.size - 1].astype(np.intp)
+    return group_ptr, run_ptr, members
 
 
 class SDCA:
@@ -163,6 +225,23 @@ class SDCA:
                            or self.acceleration is not None)
         self.certified_v = None
         self.epochs_since_resync = 0
+        # Identical rows with different targets, stepped as blocks after each epoch (where w = v
+        # at the objective's own l2: no l1, no free intercept's centre, no proximal subproblem).
+        # They are looked for at the first check from epoch GROUP_SEARCH_EPOCH on (a run that
+        # converges before pays nothing for the search).
+        self.groups = None
+        # (None can be stiff where every c_i ||x_i||^2 / (l2 n) is below GROUP_MIN_Q.)
+        self.group_search = (self.l1 == 0.0 and not self.continuation
+                             and self.intercept is None and self.acceleration is None
+                             and self.weighted_sq_norm_max / (self.working_l2 * n)
+                             >= GROUP_MIN_Q)
+        # Where the block steps make little of the dual's progress (many short groups on
+        # one-hot data, a9a: a pass cost about an epoch), they are taken every group_every
+        # epochs, doubled at each check where they made less than GROUP_SHARE of it.
+        self.group_every = self.group_base = 1
+        self.group_clock = 0
+        self.group_gain = 0.0
+        self.last_dual = None
 
     def use_threads(self, n_jobs):
         """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
@@ -287,6 +366,13 @@ class SDCA:
             self.drifting = self.drifting or not self.atomic
         else:
             max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
+        self.group_clock += 1
+        if self.groups is not None and self.group_clock % self.group_every == 0:
+            _, gain = _sdca.group_steps(data, indices, indptr, problem.n_samples,
+                                        problem.n_features, problem.bias, problem.y,
+                                        problem.sample_weight, self.sq_norms, self.duals,
+                                        self.v, problem.loss, self.working_l2, *self.groups)
+            self.group_gain += gain
         self._after_kernel(max_slope)
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
@@ -351,8 +437,52 @@ class SDCA:
         self.certified_v = np.empty_like(self.v)
         return self.certified_v
 
+    def find_groups(self):
+        """Look for the groups of conflicting_groups once and keep the stiff ones (below);
+        their block steps start with the next epoch.
+
+        Coordinate steps move a group's duals along the direction that keeps u = sum_j c_j a_j
+        by about 1 / (c q) an epoch (c the larger weight of a target's samples, the smaller
+        over the targets; q = ||x||^2 / (l2 n)): a hinge pair needs about c q / 2 epochs to
+        reach its bounds. Groups with
+        c q < GROUP_MIN_Q get there within the epochs SDCA runs anyway, and are left to it (on
+        a9a's 1061 one-hot groups at C = 1, c q = 15, their block steps made epochs 30 % dearer
+        and saved none)."""
+        self.group_search = False
+        problem = self.problem
+        group_ptr, run_ptr, members = conflicting_groups(problem)
+        if not members.size:
+            return
+        run_weight = np.maximum.reduceat(problem.sample_weight[members], run_ptr[:-1])
+        stiffness = (np.minimum.reduceat(run_weight, group_ptr[:-1])
+                     * self.sq_norms[members[run_ptr[group_ptr[:-1]]]]
+                     / (self.working_l2 * problem.n_samples))
+        keep = np.flatnonzero(stiffness >= GROUP_MIN_Q)
+        if not keep.size:
+            return
+        runs = [np.arange(group_ptr[g], group_ptr[g + 1]) for g in keep.tolist()]
+        run_sizes = np.diff(run_ptr)
+        kept_runs = np.concatenate(runs)
+        members = np.concatenate([members[run_ptr[r]:run_ptr[r + 1]] for r in kept_runs.tolist()])
+        run_ptr = np.r_[0, np.cumsum(run_sizes[kept_runs])].astype(np.intp)
+        group_ptr = np.r_[0, np.cumsum([r.size for r in runs])].astype(np.intp)
+        self.groups = (group_ptr, run_ptr, members.astype(np.intp))
+        # The pass is kept to about a tenth of an epoch's steps or less.
+        self.group_base = max(1, int(np.ceil(GROUP_COST * keep.size / problem.n_samples)))
+        self.group_every = self.group_base
+
     def after_check(self, checkpoint):
         self.visited = 0
+        if self.group_search and self.group_clock >= GROUP_SEARCH_EPOCH:
+            self.find_groups()
+        elif self.groups is not None:
+            if self.last_dual is not None:
+                progress = checkpoint.dual - self.last_dual
+                pays = self.group_gain >= GROUP_SHARE * progress
+                self.group_every = (self.group_base if pays
+                                    else min(2 * self.group_every, GROUP_EVERY_MAX))
+            self.last_dual = checkpoint.dual
+            self.group_gain = 0.0
         if self.certified_v is not None:   # v(duals) as the certificate summed it: no drift
             self.v, self.certified_v = self.certified_v, None
             self.epochs_since_resync = 0
