@@ -2,6 +2,8 @@
 (fastdual.solvers.sdca.conflicting_groups, _sdca.group_steps; docs/solvers/sdca.md "Duplicated
 rows"), checked against a brute-force grouping, against scipy's maximisation of the same dual
 block, and end to end against scikit-learn."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.optimize
@@ -230,8 +232,8 @@ def test_without_the_block_steps_coordinate_steps_stall_there():
     X, y = crossposted()
     real = sdca.conflicting_groups
     try:
-        sdca.conflicting_groups = lambda problem: (np.zeros(1, np.intp), np.zeros(1, np.intp),
-                                                   np.zeros(0, np.intp))
+        sdca.conflicting_groups = lambda *args: (np.zeros(1, np.intp), np.zeros(1, np.intp),
+                                                 np.zeros(0, np.intp))
         with pytest.warns(fastdual.ConvergenceWarning):
             model = fastdual.train(X, y, loss="hinge", C=1.0, solver="sdca", tol=1e-6,
                                    max_epochs=400, fit_intercept=True,
@@ -260,3 +262,172 @@ def test_no_groups_where_the_driver_cannot_step_them():
     plain.find_groups()
     group_ptr, run_ptr, members = plain.groups
     assert len(group_ptr) - 1 == 6 and len(run_ptr) - 1 == 12 and members.size == 12
+
+
+# -- the k-class problems (Crammer-Singer, multinomial): vector duals ----------------------------
+
+STRATEGIES = [("crammer_singer", "hinge"), ("multinomial", "logistic")]
+
+
+def vector_problem(X, labels, strategy, loss, k, alpha=0.05, sample_weight=None):
+    from fastdual._multiclass import build_vector_problem
+    from fastdual._validation import check_matrix
+    objective = dict(loss=loss, alpha=alpha, C=None, l1_ratio=0.0, fit_intercept=True,
+                     intercept_scaling=1.0, sample_weight=sample_weight, loss_params={})
+    return build_vector_problem(check_matrix(X), np.arange(k, dtype=float),
+                                np.asarray(labels, dtype=np.intp), strategy, objective)
+
+
+def random_vector_duals(problem, rng):
+    """Feasible duals inside the domain: Crammer-Singer a_y = t, the others -t times a point
+    of the simplex; multinomial a = e_y - p, p inside the simplex."""
+    n, k = problem.n_samples, problem.n_classes
+    duals = np.zeros((n, k))
+    for i, y in enumerate(problem.labels):
+        p = rng.dirichlet(np.ones(k))
+        if problem.strategy == "crammer_singer":
+            t = rng.uniform(0.05, 0.95)
+            others = -t * rng.dirichlet(np.ones(k - 1))
+            duals[i, np.arange(k) != y] = others
+            duals[i, y] = -others.sum()
+        else:
+            duals[i] = -p
+            duals[i, y] += 1.0
+    return duals
+
+
+def vector_dual(problem, duals):
+    v = np.zeros((problem.n_features + 1, problem.n_classes))
+    problem.dual_vector(duals, out=v)
+    return problem.primal_dual(v, duals)[1]
+
+
+def vector_step(problem, duals, groups, sweeps):
+    from fastdual.solvers import _vector
+    v = np.zeros((problem.n_features + 1, problem.n_classes))
+    problem.dual_vector(duals, out=v)
+    duals = duals.copy()
+    largest = int(np.max(np.diff(groups[1][groups[0]])))
+    moved, gain = _vector.vector_group_steps(
+        *problem.X.kernel_args, problem.n_samples, problem.n_features, problem.bias,
+        problem.labels, problem.sample_weight, problem.squared_norms(), duals, v,
+        problem.vector_loss, problem.l2, *groups, np.zeros((8 + 2 * largest, problem.n_classes)),
+        np.zeros(problem.n_classes, dtype=np.intp), sweeps)
+    return duals, v, moved, gain
+
+
+@pytest.mark.parametrize("strategy, loss", STRATEGIES)
+def test_the_vector_block_step_maximises_the_groups_dual(strategy, loss):
+    """Crammer-Singer and multinomial: after the block's sweeps each group's duals reach the
+    maximum of the dual over them that scipy's SLSQP finds on the same domain, the others
+    fixed; v is updated with the duals; the gain reported is the dual's."""
+    rng = np.random.default_rng(3)
+    k = 3
+    X = planted(rng) * 4.0
+    labels = rng.integers(0, k, 40)
+    labels[[0, 5, 9]] = [0, 1, 2]
+    labels[[3, 17]] = [1, 0]
+    labels[[8, 22, 30, 31]] = [2, 2, 0, 1]
+    problem = vector_problem(X, labels, strategy, loss, k,
+                             sample_weight=rng.uniform(0.5, 2.0, 40))
+    start = random_vector_duals(problem, rng)
+    group_ptr, run_ptr, members = sdca.conflicting_groups(problem, problem.labels)
+    assert len(group_ptr) - 1 == 3
+    D0 = vector_dual(problem, start)
+    for g in range(3):
+        runs = run_ptr[group_ptr[g]:group_ptr[g + 1] + 1]
+        group = members[runs[0]:runs[-1]]
+        duals, v, moved, gain = vector_step(
+            problem, start, (np.array([0, runs.size - 1]), runs - runs[0], group), 5000)
+        assert moved == 1
+        v_exact = np.zeros_like(v)
+        problem.dual_vector(duals, out=v_exact)
+        np.testing.assert_allclose(v, v_exact, rtol=1e-9, atol=1e-12)
+        D1 = vector_dual(problem, duals)
+        assert D1 - D0 == pytest.approx(gain, rel=1e-6, abs=1e-12)
+
+        size = group.size
+        free = [np.flatnonzero(np.arange(k) != problem.labels[j]) for j in group]
+
+        def unpack(values, group=group, free=free):
+            trial = start.copy()
+            for p, j in enumerate(group):
+                b = values[p * (k - 1):(p + 1) * (k - 1)]
+                if strategy == "crammer_singer":     # b = -a_others >= 0, sum b <= 1
+                    trial[j, free[p]] = -b
+                    trial[j, problem.labels[j]] = b.sum()
+                else:                                # b = p_others, sum <= 1
+                    trial[j, free[p]] = -b
+                    trial[j, problem.labels[j]] = b.sum()
+            return trial
+
+        def negative(values):
+            return -vector_dual(problem, unpack(values))
+
+        x0 = np.concatenate([-start[j, free[p]] for p, j in enumerate(group)])
+        cons = [{"type": "ineq", "fun": (lambda values, p=p:
+                                         1.0 - 1e-9 - values[p * (k - 1):(p + 1) * (k - 1)].sum())}
+                for p in range(size)]
+        best = scipy.optimize.minimize(negative, x0, method="SLSQP", constraints=cons,
+                                       bounds=[(1e-12, 1.0)] * (size * (k - 1)),
+                                       options=dict(ftol=1e-14, maxiter=2000))
+        assert -best.fun > D0
+        assert D1 >= -best.fun - 1e-7 * abs(D1), (strategy, g, D1, -best.fun)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), which=st.sampled_from(STRATEGIES),
+       scale=st.floats(0.1, 30.0), sweeps=st.integers(1, 50))
+def test_the_vector_block_step_never_lowers_the_dual(seed, which, scale, sweeps):
+    strategy, loss = which
+    rng = np.random.default_rng(seed)
+    k = 4
+    X = planted(rng, n=20, d=6, copies=((0, 1, 2), (4, 11))) * scale
+    labels = rng.integers(0, k, 20)
+    labels[[0, 1]] = [0, 3]
+    labels[[4, 11]] = [2, 1]
+    problem = vector_problem(X, labels, strategy, loss, k,
+                             alpha=float(rng.choice([1e-4, 1e-2, 1.0])))
+    start = random_vector_duals(problem, rng)
+    groups = sdca.conflicting_groups(problem, problem.labels)
+    duals, _, _, gain = vector_step(problem, start, groups, sweeps)
+    assert gain >= 0.0
+    D0, D1 = vector_dual(problem, start), vector_dual(problem, duals)
+    assert np.isfinite(D1)
+    assert D1 >= D0 - 1e-12 * max(1.0, abs(D0))
+
+
+def crossposted_classes(seed=0, n=300, d=400, k=4, copies=8):
+    """Text-like counts in k classes, a few rows copied into another class."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.08, random_state=rng, format="csr")
+    X.data = np.ceil(X.data * 6.0)
+    y = np.asarray((X @ rng.normal(size=(d, k))).argmax(axis=1)).ravel()
+    dup = rng.choice(n, size=copies, replace=False)
+    X = sp.vstack([X, X[dup]]).tocsr()
+    y = np.r_[y, (y[dup] + 1 + rng.integers(0, k - 1, copies)) % k]
+    return X, y.astype(float)
+
+
+@pytest.mark.parametrize("multiclass", ["crammer_singer", "multinomial"])
+def test_crossposted_rows_converge_in_the_k_class_problems(multiclass):
+    X, y = crossposted_classes()
+    loss = "hinge" if multiclass == "crammer_singer" else "logistic"
+    common = dict(loss=loss, multiclass=multiclass, C=1.0, tol=1e-6, max_epochs=600,
+                  random_state=0)
+    model = fastdual.train(X, y, **common)
+    assert model.converged_, model.relative_gap_
+    real = sdca.conflicting_groups
+    try:
+        sdca.conflicting_groups = lambda *args: (np.zeros(1, np.intp), np.zeros(1, np.intp),
+                                                 np.zeros(0, np.intp))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+            plain = fastdual.train(X, y, **common)
+    finally:
+        sdca.conflicting_groups = real
+    # the same optimum: plain SDCA's certified bounds contain the block-stepped primal
+    assert model.primal_ <= plain.primal_ + 1e-12
+    assert model.primal_ >= plain.dual_ - 1e-12
+    if multiclass == "crammer_singer":     # where coordinate steps alone crawl
+        assert not plain.converged_

@@ -69,13 +69,15 @@ GROUP_COST = 750
 
 
 
-def conflicting_groups(problem):
+def conflicting_groups(problem, targets=None):
     """The groups of identical rows whose targets differ, as (group_ptr, run_ptr, members):
     group g is the runs group_ptr[g] .. group_ptr[g + 1] - 1, run r the samples
     members[run_ptr[r]:run_ptr[r + 1]] of one target (in increasing order of sample). Found by
     a hash of every row, confirmed entry by entry; empty if there are none. Such samples pull
-    v in opposite directions along one row, where coordinate steps crawl: the SDCA driver
-    steps each group as a block (_sdca.group_steps, docs/solvers/sdca.md "Duplicated rows")."""
+    v in opposite directions along one row, where coordinate steps crawl: the SDCA drivers
+    step each group as a block (_sdca.group_steps, _vector.vector_group_steps;
+    docs/solvers/sdca.md "Duplicated rows"). targets: the samples' targets (default problem.y;
+    the class indices for the k-class problems)."""
     n, d = problem.n_samples, problem.n_features
     data, indices, indptr = problem.X.kernel_args
     hashes = _rows.row_hashes(data, indices, indptr, n, d)
@@ -103,7 +105,7 @@ def conflicting_groups(problem):
             candidates = candidates[~same]
     rows, labels = np.concatenate(rows_list), np.concatenate(labels_list)
     # Sorted by group, target, sample; the groups whose targets differ kept.
-    targets = problem.y[rows]
+    targets = (problem.y if targets is None else np.asarray(targets))[rows]
     sort = np.lexsort((rows, targets, labels))
     rows, labels, targets = rows[sort], labels[sort], targets[sort]
     starts = np.r_[True, labels[1:] != labels[:-1]] if rows.size else np.empty(0, bool)
@@ -116,6 +118,36 @@ def conflicting_groups(problem):
     run_ptr = np.r_[np.flatnonzero(new_run), members.size].astype(np.intp)
     group_ptr = np.r_[np.flatnonzero(new_group[new_run]), run_ptr.size - 1].astype(np.intp)
     return group_ptr, run_ptr, members
+
+
+def stiff_groups(problem, targets, sq_norms, l2):
+    """(groups, base): conflicting_groups' groups that coordinate steps would crawl on (None if
+    there are none) and the epochs between two of their block passes at the most often.
+
+    Coordinate steps move a group's duals along the direction that keeps u = sum_j c_j a_j by
+    about 1 / (c q) an epoch (c the larger weight of a target's samples, the smaller over the
+    targets; q = ||x||^2 / (l2 n)): a hinge pair needs about c q / 2 epochs to reach its
+    bounds. Groups with c q < GROUP_MIN_Q get there within the epochs SDCA runs anyway, and are
+    left to it (on a9a's 1061 one-hot groups at C = 1, c q = 15, their block steps made epochs
+    30 % dearer and saved none). The pass over G groups in n rows runs every
+    ceil(GROUP_COST G / n) epochs at the most often."""
+    group_ptr, run_ptr, members = conflicting_groups(problem, targets)
+    if not members.size:
+        return None, 1
+    run_weight = np.maximum.reduceat(problem.sample_weight[members], run_ptr[:-1])
+    stiffness = (np.minimum.reduceat(run_weight, group_ptr[:-1])
+                 * sq_norms[members[run_ptr[group_ptr[:-1]]]] / (l2 * problem.n_samples))
+    keep = np.flatnonzero(stiffness >= GROUP_MIN_Q)
+    if not keep.size:
+        return None, 1
+    runs = [np.arange(group_ptr[g], group_ptr[g + 1]) for g in keep.tolist()]
+    run_sizes = np.diff(run_ptr)
+    kept_runs = np.concatenate(runs)
+    members = np.concatenate([members[run_ptr[r]:run_ptr[r + 1]] for r in kept_runs.tolist()])
+    run_ptr = np.r_[0, np.cumsum(run_sizes[kept_runs])].astype(np.intp)
+    group_ptr = np.r_[0, np.cumsum([r.size for r in runs])].astype(np.intp)
+    base = max(1, int(np.ceil(GROUP_COST * keep.size / problem.n_samples)))
+    return (group_ptr, run_ptr, members.astype(np.intp)), base
 
 
 class SDCA:
@@ -438,37 +470,11 @@ class SDCA:
         return self.certified_v
 
     def find_groups(self):
-        """Look for the groups of conflicting_groups once and keep the stiff ones (below);
-        their block steps start with the next epoch.
-
-        Coordinate steps move a group's duals along the direction that keeps u = sum_j c_j a_j
-        by about 1 / (c q) an epoch (c the larger weight of a target's samples, the smaller
-        over the targets; q = ||x||^2 / (l2 n)): a hinge pair needs about c q / 2 epochs to
-        reach its bounds. Groups with
-        c q < GROUP_MIN_Q get there within the epochs SDCA runs anyway, and are left to it (on
-        a9a's 1061 one-hot groups at C = 1, c q = 15, their block steps made epochs 30 % dearer
-        and saved none)."""
+        """Look for the stiff groups of stiff_groups once; their block steps start with the
+        next epoch, every group_base epochs at the most often."""
         self.group_search = False
-        problem = self.problem
-        group_ptr, run_ptr, members = conflicting_groups(problem)
-        if not members.size:
-            return
-        run_weight = np.maximum.reduceat(problem.sample_weight[members], run_ptr[:-1])
-        stiffness = (np.minimum.reduceat(run_weight, group_ptr[:-1])
-                     * self.sq_norms[members[run_ptr[group_ptr[:-1]]]]
-                     / (self.working_l2 * problem.n_samples))
-        keep = np.flatnonzero(stiffness >= GROUP_MIN_Q)
-        if not keep.size:
-            return
-        runs = [np.arange(group_ptr[g], group_ptr[g + 1]) for g in keep.tolist()]
-        run_sizes = np.diff(run_ptr)
-        kept_runs = np.concatenate(runs)
-        members = np.concatenate([members[run_ptr[r]:run_ptr[r + 1]] for r in kept_runs.tolist()])
-        run_ptr = np.r_[0, np.cumsum(run_sizes[kept_runs])].astype(np.intp)
-        group_ptr = np.r_[0, np.cumsum([r.size for r in runs])].astype(np.intp)
-        self.groups = (group_ptr, run_ptr, members.astype(np.intp))
-        # The pass is kept to about a tenth of an epoch's steps or less.
-        self.group_base = max(1, int(np.ceil(GROUP_COST * keep.size / problem.n_samples)))
+        self.groups, self.group_base = stiff_groups(self.problem, self.problem.y,
+                                                    self.sq_norms, self.working_l2)
         self.group_every = self.group_base
 
     def after_check(self, checkpoint):

@@ -2,7 +2,7 @@
 and "multinomial" around the kernel of _vector.pyx, in the one training loop."""
 import numpy as np
 
-from fastdual.solvers import _vector
+from fastdual.solvers import _vector, sdca
 from fastdual.solvers.common import soft_threshold
 
 
@@ -21,6 +21,9 @@ class VectorSDCA:
     # CHECK_WORK times its margins (measured on letter, satimage, pendigits and dna: 1 checked
     # up to every 10 epochs where the gap is noisy, 4 waited longer than needed).
     CHECK_WORK = 2.0
+    # Groups of identical rows with different labels: at most this many sweeps of a group's
+    # block steps a pass (each extrapolated; docs/math.md 4m).
+    GROUP_SWEEPS = 64
 
     def __init__(self, problem, seed, initial_duals=None, shrinking=True):
         self.problem = problem
@@ -60,7 +63,18 @@ class VectorSDCA:
             self.certificate_work = float((stored + n) * k)
         else:
             self.scratch = np.zeros((5, k))
-            self.sort_order = np.zeros(k, dtype=np.intp)
+        self.sort_order = np.zeros(k, dtype=np.intp)
+        # Identical rows with different labels, stepped as blocks (as SDCA's binary driver
+        # does, sdca.stiff_groups): looked for at the first check from epoch
+        # sdca.GROUP_SEARCH_EPOCH on, where W = V and some c_i ||x_i||^2 / (l2 n) is stiff.
+        self.groups = None
+        self.group_every = self.group_base = 1
+        self.group_clock = 0
+        self.group_gain = 0.0
+        self.last_dual = None
+        self.group_search = (problem.l1 == 0.0 and float(np.max(
+            problem.sample_weight * problem.squared_norms(), initial=0.0))
+            / (problem.l2 * n) >= sdca.GROUP_MIN_Q)
 
     def reactivate(self):
         """Every sample and every class back in the epochs."""
@@ -69,6 +83,21 @@ class VectorSDCA:
         self.full_start = True
 
     def epoch(self):
+        self._epoch()
+        self.group_clock += 1
+        if self.groups is not None and self.group_clock % self.group_every == 0:
+            problem = self.problem
+            moved, gain = _vector.vector_group_steps(
+                *problem.X.kernel_args, problem.n_samples, problem.n_features, problem.bias,
+                problem.labels, problem.sample_weight, problem.squared_norms(), self.duals,
+                self.v, problem.vector_loss, problem.l2, *self.groups, self.group_scratch,
+                self.sort_order, self.GROUP_SWEEPS)
+            self.group_gain += gain
+            if moved and self.box_duals:
+                # the moved samples' shrunk classes may no longer sit at zero
+                self.reactivate()
+
+    def _epoch(self):
         problem = self.problem
         data, indices, indptr = problem.X.kernel_args
         if not self.box_duals:
@@ -113,9 +142,29 @@ class VectorSDCA:
             due = False
         return due
 
+    def find_groups(self):
+        """sdca.stiff_groups of the class labels, once."""
+        problem = self.problem
+        self.group_search = False
+        self.groups, self.group_base = sdca.stiff_groups(
+            problem, problem.labels, problem.squared_norms(), problem.l2)
+        self.group_every = self.group_base
+        if self.groups is not None:
+            largest = int(np.max(np.diff(self.groups[1][self.groups[0]])))
+            self.group_scratch = np.zeros((8 + 2 * largest, problem.n_classes))
+
     def after_check(self, checkpoint):
         if self.box_duals:
             self.work = 0.0
+        if self.group_search and self.group_clock >= sdca.GROUP_SEARCH_EPOCH:
+            self.find_groups()
+        elif self.groups is not None:    # as SDCA.after_check
+            if self.last_dual is not None:
+                pays = self.group_gain >= sdca.GROUP_SHARE * (checkpoint.dual - self.last_dual)
+                self.group_every = (self.group_base if pays
+                                    else min(2 * self.group_every, sdca.GROUP_EVERY_MAX))
+            self.last_dual = checkpoint.dual
+            self.group_gain = 0.0
 
     def point(self):
         return self.w, self.duals
