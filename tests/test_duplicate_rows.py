@@ -115,7 +115,7 @@ def step_groups(problem, duals, groups=None):
     moved, _ = _sdca.group_steps(data, indices, indptr, problem.n_samples, problem.n_features,
                               problem.bias, problem.y, problem.sample_weight,
                               problem.squared_norms(), duals, v, problem.loss, problem.l2,
-                              *groups)
+                              *groups, sdca.run_weights(problem, *groups))
     return duals, v, moved, groups
 
 

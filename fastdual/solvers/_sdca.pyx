@@ -148,12 +148,12 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
                 const double[::1] y, const double[::1] sample_weight,
                 const double[::1] sq_norms, double[::1] duals, double[::1] v, Loss loss,
                 double l2, const Py_ssize_t[::1] group_ptr, const Py_ssize_t[::1] run_ptr,
-                const Py_ssize_t[::1] members):
+                const Py_ssize_t[::1] members, const double[::1] run_weight):
     """One exact block step per group of identical rows (l1 = 0, w = v; docs/math.md 4m).
 
     Group g is the runs group_ptr[g] .. group_ptr[g + 1] - 1, run r the samples
-    members[run_ptr[r]:run_ptr[r + 1]], which share one target; all share the row of the
-    group's first member. The duals enter v only through u = sum_j c_j a_j, so the block's dual
+    members[run_ptr[r]:run_ptr[r + 1]], which share one target and whose weights sum to
+    run_weight[r]; all share the row of the group's first member. The duals enter v only through u = sum_j c_j a_j, so the block's dual
     is F = sum_j c_j (-phi*(-a_j)) - u z0 - q u^2 / 2 (z0 the row's margin without the group,
     q = ||x||^2 / (l2 n)), maximised where every a_j = -phi'(y_j, s) at the common margin
     s = z0 + q u: one increasing function of s whose root bisection finds (one loss call per
@@ -203,24 +203,24 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
             # decreases): bracket its root from the current margin outwards, then bisect.
             width = 1.0 + fabs(z)
             lo = z - width
-            h_lo = _group_h(loss, lo, z0, q, y, sample_weight, run_ptr, members, first_run,
+            h_lo = _group_h(loss, lo, z0, q, y, run_weight, run_ptr, members, first_run,
                             last_run, &u_lo)
             it = 0
             while h_lo > 0.0 and it < 1100:
                 width *= 2.0
                 lo = z - width
-                h_lo = _group_h(loss, lo, z0, q, y, sample_weight, run_ptr, members,
+                h_lo = _group_h(loss, lo, z0, q, y, run_weight, run_ptr, members,
                                 first_run, last_run, &u_lo)
                 it += 1
             width = 1.0 + fabs(z)
             hi = z + width
-            h_hi = _group_h(loss, hi, z0, q, y, sample_weight, run_ptr, members, first_run,
+            h_hi = _group_h(loss, hi, z0, q, y, run_weight, run_ptr, members, first_run,
                             last_run, &u_hi)
             it = 0
             while h_hi < 0.0 and it < 1100:
                 width *= 2.0
                 hi = z + width
-                h_hi = _group_h(loss, hi, z0, q, y, sample_weight, run_ptr, members,
+                h_hi = _group_h(loss, hi, z0, q, y, run_weight, run_ptr, members,
                                 first_run, last_run, &u_hi)
                 it += 1
             if not (h_lo <= 0.0 and h_hi >= 0.0):
@@ -239,7 +239,7 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
                         mid = 0.5 * (lo + hi)
                 if mid <= lo or mid >= hi:
                     break
-                h_mid = _group_h(loss, mid, z0, q, y, sample_weight, run_ptr, members,
+                h_mid = _group_h(loss, mid, z0, q, y, run_weight, run_ptr, members,
                                  first_run, last_run, &u_mid)
                 if h_mid == 0.0:
                     lo = hi = mid
@@ -273,11 +273,8 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
                 a_lo = loss.dual_from_margin(y[j], lo)
                 a_hi = loss.dual_from_margin(y[j], hi)
                 a_new = a_hi + theta * (a_lo - a_hi)
-                weight = 0.0
-                for k in range(run_ptr[r], run_ptr[r + 1]):
-                    weight += sample_weight[members[k]]
-                u_new += weight * a_new
-                f_new += weight * loss.dual_value(y[j], a_new)
+                u_new += run_weight[r] * a_new
+                f_new += run_weight[r] * loss.dual_value(y[j], a_new)
             f_new = f_new - u_new * z0 - 0.5 * q * u_new * u_new
             if not f_new > f_old:
                 continue
@@ -297,17 +294,14 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
 
 
 cdef inline double _group_h(Loss loss, double s, double z0, double q, const double[::1] y,
-                            const double[::1] sample_weight, const Py_ssize_t[::1] run_ptr,
+                            const double[::1] run_weight, const Py_ssize_t[::1] run_ptr,
                             const Py_ssize_t[::1] members, Py_ssize_t first_run,
                             Py_ssize_t last_run, double* u) noexcept nogil:
     """h(s) = s - z0 - q u(s) of group_steps, u(s) = sum_j c_j (-phi'(y_j, s)) written to u:
     one loss call per run of equal targets."""
-    cdef Py_ssize_t r, k
-    cdef double weight, total = 0.0
+    cdef Py_ssize_t r
+    cdef double total = 0.0
     for r in range(first_run, last_run):
-        weight = 0.0
-        for k in range(run_ptr[r], run_ptr[r + 1]):
-            weight += sample_weight[members[k]]
-        total += weight * loss.dual_from_margin(y[members[run_ptr[r]]], s)
+        total += run_weight[r] * loss.dual_from_margin(y[members[run_ptr[r]]], s)
     u[0] = total
     return s - z0 - q * total

@@ -120,6 +120,13 @@ def conflicting_groups(problem, targets=None):
     return group_ptr, run_ptr, members
 
 
+def run_weights(problem, group_ptr, run_ptr, members):
+    """The sum of the sample weights of each run of a group (_sdca.group_steps' run_weight)."""
+    if not members.size:
+        return np.zeros(0)
+    return np.add.reduceat(problem.sample_weight[members], run_ptr[:-1]).astype(np.float64)
+
+
 def stiff_groups(problem, targets, sq_norms, l2):
     """(groups, base): conflicting_groups' groups that coordinate steps would crawl on (None if
     there are none) and the epochs between two of their block passes at the most often.
@@ -403,7 +410,8 @@ class SDCA:
             _, gain = _sdca.group_steps(data, indices, indptr, problem.n_samples,
                                         problem.n_features, problem.bias, problem.y,
                                         problem.sample_weight, self.sq_norms, self.duals,
-                                        self.v, problem.loss, self.working_l2, *self.groups)
+                                        self.v, problem.loss, self.working_l2, *self.groups,
+                                        self.run_weight)
             self.group_gain += gain
         self._after_kernel(max_slope)
 
@@ -476,6 +484,8 @@ class SDCA:
         self.groups, self.group_base = stiff_groups(self.problem, self.problem.y,
                                                     self.sq_norms, self.working_l2)
         self.group_every = self.group_base
+        if self.groups is not None:
+            self.run_weight = run_weights(self.problem, *self.groups)
 
     def after_check(self, checkpoint):
         self.visited = 0
