@@ -55,18 +55,19 @@ MERGE_EVERY = 512
 # entries of v the rows touch in its cache, and two threads turn those hits into transfers
 # between the cores.
 PARALLEL_MIN_NNZ = 3_000_000
-# Duplicated rows with different targets (conflicting_groups): their block steps run after every
-# epoch while they make at least GROUP_SHARE of the dual's progress between two checks; else
-# every 2, 4, ... GROUP_EVERY_MAX epochs. A group's step costs about GROUP_COST / 10 steps of the
-# epoch (0.75 us against 10 ns a row on a9a's one-hot rows, for the hinge, whose jumps take the
-# root finder the most steps): with G groups in n rows the pass runs every
-# ceil(GROUP_COST G / n) epochs at the most often, a tenth of an epoch's cost or less.
+# Duplicated rows with different targets (conflicting_groups, stiff_groups): looked for at the
+# first check from epoch GROUP_SEARCH_EPOCH on; a group is stepped as a block if its stiffness
+# reaches GROUP_MIN_Q. A group's step costs about GROUP_COST / 10 steps of the epoch (0.75 us
+# against 10 ns a row on a9a's one-hot rows, for the hinge, whose jumps take the root finder
+# the most steps): with G groups in n rows the pass runs every ceil(GROUP_COST G / n) epochs at
+# the most often (a tenth of an epoch's cost or less) while the groups make at least
+# GROUP_SHARE of the dual's progress between two checks; else 2, 4, ... times less often, down
+# to every GROUP_EVERY_MAX epochs.
+GROUP_SEARCH_EPOCH = 8
+GROUP_MIN_Q = 32.0
+GROUP_COST = 750
 GROUP_SHARE = 0.1
 GROUP_EVERY_MAX = 64
-GROUP_SEARCH_EPOCH = 8
-GROUP_MIN_Q = 32.0      # SDCA.find_groups: the stiffness from which a group is stepped
-GROUP_COST = 750
-
 
 
 def conflicting_groups(problem, targets=None):
@@ -264,19 +265,18 @@ class SDCA:
                            or self.acceleration is not None)
         self.certified_v = None
         self.epochs_since_resync = 0
-        # Identical rows with different targets, stepped as blocks after each epoch (where w = v
+        # Identical rows with different targets, stepped as blocks after the epochs (where w = v
         # at the objective's own l2: no l1, no free intercept's centre, no proximal subproblem).
         # They are looked for at the first check from epoch GROUP_SEARCH_EPOCH on (a run that
-        # converges before pays nothing for the search).
+        # converges before pays nothing for the search); none can be stiff where every
+        # c_i ||x_i||^2 / (l2 n) is below GROUP_MIN_Q.
         self.groups = None
-        # (None can be stiff where every c_i ||x_i||^2 / (l2 n) is below GROUP_MIN_Q.)
         self.group_search = (self.l1 == 0.0 and not self.continuation
                              and self.intercept is None and self.acceleration is None
                              and self.weighted_sq_norm_max / (self.working_l2 * n)
                              >= GROUP_MIN_Q)
-        # Where the block steps make little of the dual's progress (many short groups on
-        # one-hot data, a9a: a pass cost about an epoch), they are taken every group_every
-        # epochs, doubled at each check where they made less than GROUP_SHARE of it.
+        # The pass runs every group_every epochs: group_base (stiff_groups), doubled at each
+        # check where the groups made less than GROUP_SHARE of the dual's progress.
         self.group_every = self.group_base = 1
         self.group_clock = 0
         self.group_gain = 0.0
