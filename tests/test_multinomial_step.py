@@ -88,11 +88,15 @@ def check_step(z, p0, y, q):
     return p_new, best_p
 
 
+# The blocks both step tests draw: labels' sizes, curvatures and margins' scales over many
+# orders of magnitude, starting points inside, on and near a face of the simplex.
+STEP_CASES = dict(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 30),
+                  q=st.sampled_from([1e-8, 1e-3, 0.1, 0.7, 1.0, 3.0, 10.0, 1e3, 1e6]),
+                  scale=st.sampled_from([1e-3, 0.3, 3.0, 30.0, 300.0]),
+                  kind=st.sampled_from(["interior", "face", "near_face", "labels"]))
+
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 30),
-       q=st.sampled_from([1e-8, 1e-3, 0.1, 0.7, 1.0, 3.0, 10.0, 1e3, 1e6]),
-       scale=st.sampled_from([1e-3, 0.3, 3.0, 30.0, 300.0]),
-       kind=st.sampled_from(["interior", "face", "near_face", "labels"]))
+@given(**STEP_CASES)
 def test_the_multinomial_step_against_a_high_precision_maximisation(seed, k, q, scale, kind):
     rng = np.random.default_rng(seed)
     y = int(rng.integers(k))
@@ -162,10 +166,7 @@ def test_the_exact_fallback_is_the_maximiser(seed, k, q, scale, kind):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), k=st.integers(2, 30),
-       q=st.sampled_from([1e-8, 1e-3, 0.1, 0.7, 1.0, 3.0, 10.0, 1e3, 1e6]),
-       scale=st.sampled_from([1e-3, 0.3, 3.0, 30.0, 300.0]),
-       kind=st.sampled_from(["interior", "face", "near_face", "labels"]))
+@given(**STEP_CASES)
 def test_newton_converges_without_the_fallback(seed, k, q, scale, kind):
     """The Newton iteration itself converges (the exact solver is a safety net, not a path
     taken): in at most 10 iterations for q <= 10, 20 beyond; the step is its result."""

@@ -192,11 +192,13 @@ def group_steps(const floating[::1] data, const int[::1] indices, const int[::1]
                 for k in range(run_ptr[r], run_ptr[r + 1]):
                     j = members[k]
                     u_old += sample_weight[j] * duals[j]
-                    f_old += sample_weight[j] * loss.dual_value(y[j], duals[j])
                     if fabs(duals[j] - a_z) > 1e-12 * (1.0 + fabs(a_z)):
                         optimal = False
             if optimal:
                 continue
+            for k in range(run_ptr[first_run], run_ptr[last_run]):
+                j = members[k]
+                f_old += sample_weight[j] * loss.dual_value(y[j], duals[j])
             z0 = z - q * u_old
             f_old = f_old - u_old * z0 - 0.5 * q * u_old * u_old
             # h(s) = s - z0 - q u(s) increases with s (u(s) = sum_j c_j (-phi'(y_j, s))
