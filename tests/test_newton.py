@@ -50,6 +50,62 @@ def test_the_passes_match_numpy(loss, sparse):
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [1, 3, 64])
+@pytest.mark.parametrize("bias", [0.0, 2.0])
+def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
+    """The Hessian formed by BLAS's rank-k updates over blocks of dense rows (any block size,
+    the last block partial, rows of zero curvature skipped) is the scattered one's matrix:
+    the upper triangle of A^T diag(h) A, the intercept's column last."""
+    rng = np.random.default_rng(4)
+    n, d = 50, 7
+    dense = rng.standard_normal((n, d)) * (rng.random((n, d)) < (0.4 if sparse else 1.0))
+    X = sp.csr_matrix(dense).astype(dtype) if sparse else dense.astype(dtype)
+    problem = build_problem(X, np.where(rng.random(n) < 0.5, 1.0, -1.0), loss="logistic",
+                            alpha=0.1, C=None, l1_ratio=0.0, fit_intercept=bias > 0,
+                            intercept_scaling=bias or 1.0, sample_weight=None, loss_params={})
+    curve = rng.uniform(0.0, 2.0, n)
+    curve[::4] = 0.0
+    A = np.column_stack([X.toarray() if sparse else X, np.full(n, bias)]).astype(np.float64)
+    expected = np.triu(A.T @ (curve[:, None] * A))
+    scattered, blocked = np.empty((d + 1, d + 1)), np.full((d + 1, d + 1), np.nan)
+    _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, scattered)
+    _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+                         np.full((rows, d + 1), np.nan))
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(np.triu(blocked), expected, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(np.triu(scattered), expected, rtol=0, atol=1e-12 * scale)
+    with pytest.raises(ValueError, match="columns"):
+        _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+                             np.empty((4, d)))
+
+
+def test_newton_forms_dense_hessians_by_blocks_and_sparse_ones_by_scatter():
+    """The cost model sends dense rows to the blocked Hessian, rows with few of many features
+    to the scattered one; either way Newton's direct steps reach the same optimum."""
+    from fastdual.solvers.newton import Newton
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((400, 30))
+    y = np.where(X @ rng.standard_normal(30) + 0.5 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    Xs = sp.csr_matrix(X * (rng.random(X.shape) < 0.05))
+    models = {}
+    for name, data in (("dense", X), ("sparse", Xs)):
+        problem = build_problem(data, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0,
+                                fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                                loss_params={})
+        driver = Newton(problem, {"max_cg": 250, "linear_solver": "direct"}, 0)
+        assert (driver.hessian_block is not None) == (name == "dense")
+        models[name] = [fastdual.train(data, y, loss="logistic", alpha=1e-3, solver=solver,
+                                       tol=1e-10, max_epochs=100_000, random_state=0,
+                                       **({"linear_solver": "direct"} if solver == "newton"
+                                          else {}))
+                        for solver in ("newton", "sdca")]
+    for newton, sdca in models.values():
+        assert newton.converged_ and sdca.converged_
+        np.testing.assert_allclose(newton.coef_, sdca.coef_, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("loss", SMOOTH)
 @pytest.mark.parametrize("alpha", [1e-1, 1e-5])
 def test_newton_reaches_sdcas_optimum(loss, alpha):

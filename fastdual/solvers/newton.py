@@ -21,12 +21,34 @@ PRECONDITIONER_MIX = 0.1
 # CG stops at a residual of FORCING times the gradient's norm (LIBLINEAR's truncated Newton's
 # tolerance; docs/math.md Sec. 4f): a relative test, the same at every scale of the objective.
 FORCING = 0.1
-# linear_solver="auto": the direct solve when forming and factoring the Hessian,
-# sum_i nnz_i^2 / 2 + (d + 1)^3 / 3 multiply-adds, costs less than this many CG passes of
-# 2 nnz each (the CG iterations a Newton step takes at small alpha; docs/math.md Sec. 4f).
+# linear_solver="auto": the direct solve when forming the Hessian (the cheaper of
+# sum_i nnz_i^2 / 2 scattered multiply-adds and the blocks' cost below) and factoring it,
+# (d + 1)^3 / 3, costs less than this many CG passes of 2 nnz each (the CG iterations a Newton
+# step takes at small alpha; docs/math.md Sec. 4f).
 DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
 DIRECT_MAX_FEATURES = 2000
+# Forming the Hessian: a stored pair of a row's entries costs one scattered multiply-add
+# (_rows.hessian_matrix without a block); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
+# gathered dense does (d + 1)^2 / 2 per row at about BLAS_SPEEDUP times that speed (measured on
+# ijcnn1, satimage, a9a, mushrooms, w8a and dense Gaussian sets; docs/solvers/newton.md): the
+# blocks are used when they cost less.
+HESSIAN_BLOCK_ROWS = 64
+BLAS_SPEEDUP = 7.0
+
+
+def hessian_costs(problem):
+    """(scattered, blocked, nnz): forming X^T diag(h) X by scattered products, or by dense
+    blocks, in units of one scattered multiply-add, and the stored entries (a pass's cost)."""
+    d1 = problem.n_features + 1
+    if problem.X.is_sparse:
+        row_nnz = np.diff(np.asarray(problem.X.indptr, dtype=np.float64))
+        scattered, nnz = 0.5 * float(row_nnz @ row_nnz), float(np.sum(row_nnz))
+    else:
+        scattered = 0.5 * problem.n_samples * problem.n_features ** 2
+        nnz = float(problem.n_samples * problem.n_features)
+    blocked = 0.5 * problem.n_samples * d1 ** 2 / BLAS_SPEEDUP
+    return scattered, blocked, nnz
 
 
 class Newton:
@@ -58,6 +80,11 @@ class Newton:
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         self.direct = self._use_direct(options["linear_solver"])
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
+        self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
+        if self.direct:
+            scattered, blocked, _ = hessian_costs(problem)
+            if blocked < scattered:
+                self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d + 1))
         self.z = np.empty(n)
         self.fresh_margins = False
         self.updates = 0
@@ -103,17 +130,11 @@ class Newton:
     def _use_direct(self, choice):
         if choice != "auto":
             return choice == "direct"
-        problem = self.problem
-        d1 = problem.n_features + 1
+        d1 = self.problem.n_features + 1
         if d1 > DIRECT_MAX_FEATURES:
             return False
-        if problem.X.is_sparse:
-            row_nnz = np.diff(np.asarray(problem.X.indptr, dtype=np.float64))
-            products, nnz = 0.5 * float(row_nnz @ row_nnz), float(np.sum(row_nnz))
-        else:
-            products = 0.5 * problem.n_samples * problem.n_features ** 2
-            nnz = float(problem.n_samples * problem.n_features)
-        return products + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+        scattered, blocked, nnz = hessian_costs(self.problem)
+        return min(scattered, blocked) + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
 
     def _direct_step(self, gradient, free):
         """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
@@ -122,7 +143,7 @@ class Newton:
         H = self.hessian
         self.passes += 1
         _rows.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
-                               problem.bias, self.curve, H)
+                             problem.bias, self.curve, H, self.hessian_block)
         H /= problem.n_samples
         H += np.triu(H, 1).T                 # the full symmetric matrix
         H[np.diag_indices_from(H)] += problem.l2
