@@ -31,8 +31,17 @@ def alpha_for(kappa, X, loss_gamma):
     return r2 / (loss_gamma * kappa * X.shape[0])
 
 
-CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice, rule)
-    ("logistic", 2.0, 0.0, False, False, ("sdca", {}), 5),
+CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choice, rule)
+    # shape: False narrow (120 x 6, Newton's direct solve pays), True wide (40 x 120),
+    # "many" (30 x 2500: too many features for the direct solve)
+    ("logistic", 0.5, 0.0, False, False, ("sdca", {}), 5),
+    ("logistic", 2.0, 0.0, False, False, ("newton", {}), 4),
+    ("logistic", 2.0, 0.0, False, "many", ("sdca", {}), 5),
+    ("squared", 0.2, 0.0, False, False, ("newton", {}), 4),
+    ("squared", 0.2, 0.0, False, "many", ("sdca", {}), 5),
+    ("squared_epsilon_insensitive", 2.0, 0.0, False, False, ("newton", {}), 4),
+    ("squared_hinge", 2.0, 0.0, False, False, ("sdca", {}), 5),
+    ("smooth_hinge", 2.0, 0.0, False, False, ("sdca", {}), 5),
     ("logistic", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("squared", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("smooth_hinge", 50.0, 0.0, False, True, ("sdca", {}), 4),
@@ -48,7 +57,8 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice
     ("logistic", 50.0, 1.0, False, False, ("cd", {}), 1),
     ("squared", 2.0, 1.0, False, True, ("cd", {}), 1),
     ("logistic", 50.0, 0.0, True, False, ("newton", {}), 4),
-    ("logistic", 2.0, 0.0, True, False, ("sdca", {}), 5),
+    ("logistic", 2.0, 0.0, True, False, ("newton", {}), 4),
+    ("logistic", 0.5, 0.0, True, False, ("sdca", {}), 5),
     ("hinge", 50.0, 0.0, True, False, ("sdca", {}), 3),
     ("logistic", 50.0, 0.5, True, False, ("cd", {}), 1),
     ("logistic", 2.0, 0.5, True, False, ("newton", {}), 2),
@@ -60,7 +70,7 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, wide, the documented choice
 
 @pytest.mark.parametrize("loss,kappa,l1_ratio,free,wide,choice,number", CASES)
 def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, number):
-    n, d = (40, 120) if wide else (120, 6)
+    n, d = (30, 2500) if wide == "many" else (40, 120) if wide else (120, 6)
     X, y = problem_for(loss, n=n, d=d, seed=1)
     gamma = {"logistic": 4.0, "squared": 1.0, "smooth_hinge": 1.0}.get(loss, 1.0)
     alpha = alpha_for(kappa, X, gamma) / (1.0 - l1_ratio if l1_ratio < 1 else 1.0)

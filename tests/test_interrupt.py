@@ -142,7 +142,7 @@ def verbose_2_run(capsys):
     X = rng.standard_normal((80, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
     model = fastdual.train(X, y, loss="logistic", verbose=2, tol=0.0, max_epochs=7,
-                           check_every=1)
+                           check_every=1, solver="sdca")
     return model, capsys.readouterr()
 
 

@@ -8,7 +8,11 @@ the measurements behind them):
      (the elastic net below CD_KAPPA), else "rda" (SDCA fits a free intercept with the l2
      penalty only; with it, the rules below apply as they are);
   3. a non-smooth loss (hinge, absolute, epsilon_insensitive): "sdca";
-  4. a smooth loss, l2 penalty, kappa >= NEWTON_KAPPA: "newton"; but the hinge-type smooth
+  4. a smooth loss and the l2 penalty: "newton" where its direct solve pays (few features,
+     newton.direct_pays: the d x d Hessian formed and factored at each step) for the squared
+     loss at any kappa (one step solves it) and for the other losses without a box on their
+     duals (logistic, squared epsilon-insensitive) from kappa >= DIRECT_NEWTON_KAPPA;
+     otherwise "newton" from kappa >= NEWTON_KAPPA, but the hinge-type smooth
      losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to plain "sdca":
      their duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
      generalised Hessian changes pattern from step to step there. If plain SDCA stalls there
@@ -19,7 +23,7 @@ the measurements behind them):
      lengths, it takes a few Newton steps and goes on from their margins' duals, again at
      each stall while that pays (a Newton correction; see fallback);
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
-     NEWTON_KAPPA).
+     NEWTON_KAPPA, or below DIRECT_NEWTON_KAPPA where rule 4's direct solve applies).
 
 kappa = R^2 / (gamma l2 n) is SDCA's condition number: R^2 the largest c_i ||x_i||^2 (with the
 intercept feature), the loss 1/gamma-smooth, n the number of rows; plain SDCA needs about
@@ -34,10 +38,11 @@ With no solver options given, `plan` adds the method auto switches to if the fir
 import numpy as np
 
 from fastdual.losses import get_loss_spec
-from fastdual.solvers import SOLVERS, get_solver
+from fastdual.solvers import SOLVERS, get_solver, newton
 from fastdual.solvers.switching import Correction, Handover
 
 NEWTON_KAPPA = 5.0
+DIRECT_NEWTON_KAPPA = 1.0    # rule 4 with the direct solve, the losses without a box
 CD_KAPPA = 10.0
 ACCELERATION_KAPPA = 100.0   # rule 4, wide hinge-type: a stalled plain SDCA goes on accelerated
 ROW_SPREAD = 10.0            # from this kappa on, when the largest c_i ||x_i||^2 is at most
@@ -87,8 +92,13 @@ def rule(problem):
         return ("newton" if smooth else "rda"), {}, 2
     if not smooth:
         return "sdca", {}, 3
+    capabilities = get_loss_spec(problem.loss_name).capabilities
+    hinge_type = "box" in capabilities
+    if problem.l1 == 0.0 and not hinge_type and newton.direct_pays(problem):
+        quadratic = "quadratic_dual" in capabilities
+        if quadratic or kappa >= DIRECT_NEWTON_KAPPA:
+            return "newton", {}, 4
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
-        hinge_type = "box" in get_loss_spec(problem.loss_name).capabilities
         if hinge_type and problem.n_features > problem.n_samples:
             return "sdca", {}, 4
         return "newton", {}, 4

@@ -51,6 +51,16 @@ def hessian_costs(problem):
     return scattered, blocked, nnz
 
 
+def direct_pays(problem):
+    """linear_solver="auto"'s choice: whether forming the Hessian (the cheaper way) and
+    factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES)."""
+    d1 = problem.n_features + 1
+    if d1 > DIRECT_MAX_FEATURES:
+        return False
+    scattered, blocked, nnz = hessian_costs(problem)
+    return min(scattered, blocked) + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+
+
 class Newton:
     name = "newton"
     # the loss capabilities it trains (fastdual.losses): the smooth per-sample losses
@@ -130,11 +140,7 @@ class Newton:
     def _use_direct(self, choice):
         if choice != "auto":
             return choice == "direct"
-        d1 = self.problem.n_features + 1
-        if d1 > DIRECT_MAX_FEATURES:
-            return False
-        scattered, blocked, nnz = hessian_costs(self.problem)
-        return min(scattered, blocked) + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+        return direct_pays(self.problem)
 
     def _direct_step(self, gradient, free):
         """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
