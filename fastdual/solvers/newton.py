@@ -307,6 +307,11 @@ class Newton:
         return None
 
     def point(self):
+        # The duals of w's margins: from the margins the line search left (no pass over X) when
+        # they are w's, else computed by the certificate (None). Any feasible duals certify w;
+        # these differ from a fresh pass's by rounding only.
+        if self.fresh_margins:
+            return self.w, self.problem.loss.duals_from_margins(self.problem.y, self.z)
         return self.w, None
 
     def after_check(self, checkpoint):
