@@ -30,6 +30,9 @@ def test_the_extremes_are_written_as_python_writes_them(shape):
 def test_random_weights_round_trip(rows, columns, seed):
     rng = np.random.default_rng(seed)
     values = rng.standard_normal((rows, columns)) * 10.0 ** rng.integers(-300, 300, (rows, columns))
+    # zeros of both signs among them (written without printf)
+    zeros = rng.random((rows, columns)) < 0.4
+    values[zeros] = np.where(rng.random(int(zeros.sum())) < 0.5, 0.0, -0.0)
     text = format_rows(values)
     assert text.decode() == python_rows(values)
     assert text.count(b"\n") == rows
