@@ -542,8 +542,12 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
-    cdef Py_ssize_t k = w.shape[1], i, j, m, kk, start, end
+    cdef Py_ssize_t k = w.shape[1], i, j, m, kk, start, end, t, n_moved
     cdef double[::1] z = np.empty(k)
+    # The classes of a row's nonzero duals: Crammer-Singer's are a few of the k (the label's and
+    # its competitors'), and V's update skips the others (adding their zero terms would not
+    # change a bit of V).
+    cdef Py_ssize_t[::1] moved = np.empty(k, dtype=np.intp)
     cdef double c, scale, xv, value, dual_term, inner
     cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
     cdef double sq_norm = 0.0, l1_norm = 0.0, g_conj = 0.0, penalty_gap
@@ -571,6 +575,22 @@ def primal_dual_vector(const floating[::1] data, const int[::1] indices, const i
                 inner += duals[i, m] * z[m]
             fy_sum += c * _fenchel_young(value, dual_term, 1.0, inner)
             scale = c * inv_l2n
+            n_moved = 0
+            for m in range(k):
+                if duals[i, m] != 0.0:
+                    moved[n_moved] = m
+                    n_moved += 1
+            if 2 * n_moved < k:
+                for kk in range(start, end):
+                    j = ind[kk] if ind != NULL else kk - start
+                    xv = scale * x[kk]
+                    for t in range(n_moved):
+                        m = moved[t]
+                        v_out[j, m] += xv * duals[i, m]
+                for t in range(n_moved):
+                    m = moved[t]
+                    v_out[n_features, m] += scale * bias * duals[i, m]
+                continue
             for kk in range(start, end):
                 j = ind[kk] if ind != NULL else kk - start
                 xv = scale * x[kk]
