@@ -221,8 +221,8 @@ def test_logistic_step_matches_bisection_over_a_wide_range_of_curvatures():
         hi, lo = np.where(positive, mid, hi), np.where(positive, lo, mid)
     expected = sigmoid(0.5 * (lo + hi))
     got = np.array([loss.step(y[i], z[i], beta[i] * y[i], q[i]) * y[i] for i in range(m)])
-    # The step stops once its Newton correction is below 1e-6 / sqrt(1 + q) and returns the
-    # linearised sigmoid: the root to about 1e-13 (1 + |t|) (losses.pyx, Logistic).
+    # The step stops once its Newton correction dx has (1 + q) dx^2 <= 1e-12 (1 + |t|) and
+    # returns the linearised sigmoid: the root to about 1e-13 (1 + |t|) (losses.pyx, Logistic).
     np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-300)
 
 

@@ -76,6 +76,8 @@ def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
     scale = np.abs(expected).max()
     np.testing.assert_allclose(np.triu(blocked), expected, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(np.triu(scattered), expected, rtol=0, atol=1e-12 * scale)
+    # (Newton mirrors the upper triangle onto a lower one it reads as zeros)
+    assert not np.any(np.tril(blocked, -1)) and not np.any(np.tril(scattered, -1))
     with pytest.raises(ValueError, match="columns"):
         _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
                              np.empty((4, d)))
@@ -104,6 +106,30 @@ def test_newton_forms_dense_hessians_by_blocks_and_sparse_ones_by_scatter():
     for newton, sdca in models.values():
         assert newton.converged_ and sdca.converged_
         np.testing.assert_allclose(newton.coef_, sdca.coef_, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("l1_ratio", [0.0, 0.5])
+@pytest.mark.parametrize("free", [False, True])
+def test_newtons_checkpoint_duals_are_its_margins_duals(l1_ratio, free):
+    """point() hands the certificate the duals of the margins the line search left: those of
+    w's margins, to rounding, at every iteration (or None, the certificate's own pass)."""
+    from fastdual.solvers.newton import Newton
+    X, y = problem_for("logistic", n=150, d=7, seed=6, sparse=True)
+    problem = build_problem(X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=l1_ratio,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={}, regularize_intercept=not free)
+    driver = Newton(problem, {"max_cg": 250, "linear_solver": "auto"}, 0)
+    given = 0
+    for _ in range(12):
+        driver.epoch()
+        w, duals = driver.point()
+        if duals is None:
+            continue
+        given += 1
+        expected = problem.loss.duals_from_margins(
+            problem.y, problem.X.matvec(w[:-1]) + problem.bias * w[-1])
+        np.testing.assert_allclose(duals, expected, rtol=1e-10, atol=1e-13)
+    assert given >= 3
 
 
 @pytest.mark.parametrize("loss", SMOOTH)

@@ -314,9 +314,11 @@ cdef class Logistic(Loss):
                 # Newton converges quadratically with |f''| / f' <= q / 10: once
                 # (1 + q) dx^2 <= 1e-12 (1 + |t|), the corrected t is within q dx^2 / 20 of the
                 # root and sigmoid(t) = s - s (1 - s) dx up to |sigmoid''| dx^2 / 2 <= dx^2 / 20:
-                # the dual returned is within about 1e-13 (1 + |t|) of the step's maximiser
-                # (inside (0, 1): |dx| <= 1e-6), which moves the step's concave objective by
-                # (1 + q) / 2 times its square, far below rounding. No confirming iteration, no
+                # the dual returned is within about 1e-13 (1 + |t|) of the step's maximiser (an
+                # absolute bound; in [0, 1] as sigmoid is: |dx| <= 1e-6 sqrt((1 + |t|) / (1 + q))
+                # is below 1 wherever sigmoid has not saturated), which lowers the step's concave
+                # objective by half its curvature 1 / (b (1 - b)) + q times the square of that,
+                # below rounding but in the saturated tails. No confirming iteration, no
                 # exponential: one fewer per step than a test at rounding level (1e-17) took,
                 # 13-29 % of a logistic epoch (docs/benchmarks.md, C).
                 if (1.0 + q) * dx * dx <= 1e-12 * (1.0 + fabs(t)):

@@ -223,7 +223,7 @@ def hessian_matrix(const floating[::1] data, const int[::1] indices, const int[:
     array: the rows with curvature are gathered `rows` at a time into it as dense rows scaled by
     sqrt(curve_i), and each full block is added by BLAS's rank-k update (dsyrk), O(n d^2 / 2)
     multiply-adds at BLAS's speed: the faster way on dense or nearly dense rows (the caller
-    chooses: newton.hessian_block_rows). Both give the same matrix up to rounding."""
+    chooses: newton.hessian_costs). Both give the same matrix up to rounding."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL

@@ -31,7 +31,7 @@ DIRECT_MAX_FEATURES = 2000
 # Forming the Hessian: a stored pair of a row's entries costs one scattered multiply-add
 # (_rows.hessian_matrix without a block); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
 # gathered dense does (d + 1)^2 / 2 per row at about BLAS_SPEEDUP times that speed (measured on
-# ijcnn1, satimage, a9a, mushrooms, w8a and dense Gaussian sets; docs/solvers/newton.md): the
+# ijcnn1, satimage, a9a, mushrooms, w8a and dense Gaussian sets; docs/math.md, 4f): the
 # blocks are used when they cost less.
 HESSIAN_BLOCK_ROWS = 64
 BLAS_SPEEDUP = 7.0
