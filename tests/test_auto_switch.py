@@ -288,28 +288,36 @@ def test_a_free_intercept_on_wide_hinge_type_data_trains_with_plain_sdca():
 
 
 def test_newton_starts_from_sdcas_first_epochs_on_rows_of_very_different_lengths():
-    """Where rule 4 picks Newton (l2, the intercept regularised) on rows whose c_i ||x_i||^2
-    spread more than ROW_SPREAD times their mean, plain SDCA's first WARMUP_EPOCHS epochs come
-    first and Newton starts from their w; on rows of similar lengths Newton starts from zero."""
+    """Where rule 4 picks Newton-CG (l2, the intercept regularised, too many features for the
+    direct solve) on rows whose c_i ||x_i||^2 spread more than ROW_SPREAD times their mean,
+    plain SDCA's first WARMUP_EPOCHS epochs come first and Newton starts from their w; on rows
+    of similar lengths, or where Newton's steps are direct solves, Newton starts from zero."""
     from fastdual._problem import build_problem
-    X, y = problem_for("logistic", n=60, d=8, seed=2)
-    lengths = np.ones(X.shape[0])
-    lengths[0] = 100.0
-    for rows, spread in ((X, False), (X * lengths[:, None], True)):
-        for free in (False, True):
-            p = build_problem(rows, y, loss="logistic", alpha=1e-7, C=None, l1_ratio=0.0,
-                              fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
-                              loss_params={}, regularize_intercept=not free)
-            assert auto.rule(p)[0] == "newton"
-            assert (auto.row_spread(p) > auto.ROW_SPREAD) == spread
-            plan = auto.plan(p, {}, fastdual.SOLVERS)
-            if spread and not free:
-                assert plan == [("sdca", {}), switching.Handover("newton", {}, auto.WARMUP_EPOCHS),
-                                ("sdca", {})]
-            else:
-                assert plan == [("newton", {}), ("sdca", {})]
-    # trained: the handover at WARMUP_EPOCHS, Newton from SDCA's w, the shared certificate
-    raw = X * lengths[:, None]
+    from fastdual.solvers import newton
+    narrow = problem_for("logistic", n=60, d=8, seed=2)
+    cg = problem_for("logistic", n=400, d=300, seed=2, sparse=True, density=1.0)
+    for (X, y), direct in ((narrow, True), (cg, False)):
+        lengths = np.ones(X.shape[0])
+        lengths[0] = 100.0
+        scaled = sp.diags(lengths) @ X if sp.issparse(X) else X * lengths[:, None]
+        for rows, spread in ((X, False), (scaled, True)):
+            for free in (False, True):
+                p = build_problem(rows, y, loss="logistic", alpha=1e-7, C=None, l1_ratio=0.0,
+                                  fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                                  loss_params={}, regularize_intercept=not free)
+                assert auto.rule(p)[0] == "newton"
+                assert (auto.row_spread(p) > auto.ROW_SPREAD) == spread
+                assert newton.direct_pays(p) == direct
+                plan = auto.plan(p, {}, fastdual.SOLVERS)
+                if spread and not free and not direct:
+                    assert plan == [("sdca", {}),
+                                    switching.Handover("newton", {}, auto.WARMUP_EPOCHS),
+                                    ("sdca", {})]
+                else:
+                    assert plan == [("newton", {}), ("sdca", {})]
+    # trained (Newton-CG's data): the handover at WARMUP_EPOCHS, Newton from SDCA's w, the
+    # shared certificate
+    raw = scaled
     model = fastdual.train(raw, y, loss="logistic", alpha=1e-7, tol=1e-8, max_epochs=2000,
                            random_state=0)
     assert model.converged_ and model.solver == "newton"

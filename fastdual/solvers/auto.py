@@ -137,16 +137,18 @@ def fallback(problem, name, options):
 def plan(problem, options, solvers):
     """The methods solver="auto" runs, in order: choose's, then (with no solver options
     given) its fallback when it stalls. Each is (solver name, options), a switching.Correction
-    or a switching.Handover: where choose picks Newton (l2, the intercept not free) on rows
-    whose c_i ||x_i||^2 spread more than ROW_SPREAD times their mean, plain SDCA runs its first
-    WARMUP_EPOCHS epochs and hands over to Newton (Newton from zero there spends hundreds of
-    passes on its first steps; docs/solvers/auto.md)."""
+    or a switching.Handover: where choose picks Newton (l2, the intercept not free) with
+    conjugate gradient (its direct solve does not pay) on rows whose c_i ||x_i||^2 spread more
+    than ROW_SPREAD times their mean, plain SDCA runs its first WARMUP_EPOCHS epochs and hands
+    over to Newton (Newton-CG from zero there spends hundreds of passes on its first steps;
+    direct steps do not, and the epochs before them cost 1.6-5 times their run: docs/solvers/
+    auto.md)."""
     first = choose(problem, options, solvers)
     if options:
         return [first]
     stages = [first]
     if (first[0] == "newton" and problem.l1 == 0.0 and not problem.free_intercept
-            and row_spread(problem) > ROW_SPREAD):
+            and row_spread(problem) > ROW_SPREAD and not newton.direct_pays(problem)):
         stages = [("sdca", {}), Handover("newton", {}, WARMUP_EPOCHS)]
     second = fallback(problem, *first)
     return stages if second is None else stages + [second]
