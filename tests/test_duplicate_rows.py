@@ -254,13 +254,13 @@ def test_no_groups_where_the_driver_cannot_step_them():
                                 loss_params={}, regularize_intercept=regularize_intercept)
         return SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], options), 0)
 
-    assert not driver(l1_ratio=0.5).group_search
-    assert not driver(regularize_intercept=False).group_search
-    assert not driver(loss="squared_hinge", acceleration=True).group_search
+    assert not driver(l1_ratio=0.5).blocks.search
+    assert not driver(regularize_intercept=False).blocks.search
+    assert not driver(loss="squared_hinge", acceleration=True).blocks.search
     plain = driver()
-    assert plain.group_search and plain.groups is None
+    assert plain.blocks.search and plain.blocks.groups is None
     plain.find_groups()
-    group_ptr, run_ptr, members = plain.groups
+    group_ptr, run_ptr, members = plain.blocks.groups
     assert len(group_ptr) - 1 == 6 and len(run_ptr) - 1 == 12 and members.size == 12
 
 
@@ -431,3 +431,30 @@ def test_crossposted_rows_converge_in_the_k_class_problems(multiclass):
     assert model.primal_ >= plain.dual_ - 1e-12
     if multiclass == "crammer_singer":     # where coordinate steps alone crawl
         assert not plain.converged_
+
+
+def test_the_group_schedule_searches_once_then_backs_off_while_the_groups_do_not_pay():
+    """Both SDCA drivers' schedule (sdca.GroupSchedule): no search before GROUP_SEARCH_EPOCH
+    or where the driver cannot step groups; a pass every `base` epochs; each check where the
+    passes made less than GROUP_SHARE of the dual's progress doubles the interval, up to
+    GROUP_EVERY_MAX; a check where they made more brings it back to `base`."""
+    assert not sdca.GroupSchedule(False).checked(0.0)
+    schedule = sdca.GroupSchedule(True)
+    for _ in range(sdca.GROUP_SEARCH_EPOCH - 1):
+        assert not schedule.due()
+    assert not schedule.checked(0.0)
+    assert not schedule.due() and schedule.checked(0.0)
+    schedule.found(("groups",), 3)
+    assert not schedule.search and not schedule.checked(0.0)     # the first check: a start
+    runs = [schedule.due() for _ in range(9)]
+    assert runs == [True, False, False] * 3             # epochs 9 .. 17: every third
+    everies, dual = [], 0.0
+    for _ in range(8):
+        dual += 1.0
+        schedule.gain = 0.5 * sdca.GROUP_SHARE       # less than its share of 1.0
+        schedule.checked(dual)
+        everies.append(schedule.every)
+    assert everies == [6, 12, 24, 48] + [sdca.GROUP_EVERY_MAX] * 4
+    schedule.gain = 2 * sdca.GROUP_SHARE
+    schedule.checked(dual + 1.0)
+    assert schedule.every == 3

@@ -88,7 +88,8 @@ class Newton:
         if initial_duals is not None:       # w(duals) = grad g*(v(duals))
             v = problem.dual_vector(initial_duals)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
-        self.direct = self._use_direct(options["linear_solver"])
+        choice = options["linear_solver"]
+        self.direct = direct_pays(problem) if choice == "auto" else choice == "direct"
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
         self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
         if self.direct:
@@ -136,11 +137,6 @@ class Newton:
                                problem.bias, self.curve, v, self.buffer)
         self.buffer *= 1.0 / problem.n_samples
         return self._add_l2(v, self.buffer)
-
-    def _use_direct(self, choice):
-        if choice != "auto":
-            return choice == "direct"
-        return direct_pays(self.problem)
 
     def _direct_step(self, gradient, free):
         """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then

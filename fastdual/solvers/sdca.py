@@ -158,6 +158,46 @@ def stiff_groups(problem, targets, sq_norms, l2):
     return (group_ptr, run_ptr, members.astype(np.intp)), base
 
 
+class GroupSchedule:
+    """When the SDCA drivers (binary and k-class) look for stiff_groups and run their block
+    steps: the search at the first check from epoch GROUP_SEARCH_EPOCH on (`search`: whether the
+    driver can step groups at all; a run that converges before pays nothing for it); then a
+    pass every `every` epochs, `base` (stiff_groups') while the groups make at least
+    GROUP_SHARE of the dual's progress between two checks, else 2, 4, ... times less often,
+    down to every GROUP_EVERY_MAX epochs."""
+
+    def __init__(self, search):
+        self.search = bool(search)
+        self.groups = None
+        self.base = self.every = 1
+        self.clock = 0
+        self.gain = 0.0             # the passes' dual increase since the last check
+        self.last_dual = None
+
+    def due(self):
+        """An epoch ended: whether the groups' pass runs now."""
+        self.clock += 1
+        return self.groups is not None and self.clock % self.every == 0
+
+    def found(self, groups, base):
+        """stiff_groups' answer (groups None: there are none); the search is over."""
+        self.search = False
+        self.groups, self.base, self.every = groups, base, base
+
+    def checked(self, dual):
+        """After a check at dual objective `dual`: whether the driver should search now; else
+        the pass's interval for the next epochs."""
+        if self.search and self.clock >= GROUP_SEARCH_EPOCH:
+            return True
+        if self.groups is not None:
+            if self.last_dual is not None:
+                pays = self.gain >= GROUP_SHARE * (dual - self.last_dual)
+                self.every = self.base if pays else min(2 * self.every, GROUP_EVERY_MAX)
+            self.last_dual = dual
+            self.gain = 0.0
+        return False
+
+
 class SDCA:
     name = "sdca"
     # the loss capabilities it trains (fastdual.losses): any per-sample loss
@@ -270,17 +310,10 @@ class SDCA:
         # They are looked for at the first check from epoch GROUP_SEARCH_EPOCH on (a run that
         # converges before pays nothing for the search); none can be stiff where every
         # c_i ||x_i||^2 / (l2 n) is below GROUP_MIN_Q.
-        self.groups = None
-        self.group_search = (self.l1 == 0.0 and not self.continuation
-                             and self.intercept is None and self.acceleration is None
-                             and self.weighted_sq_norm_max / (self.working_l2 * n)
-                             >= GROUP_MIN_Q)
-        # The pass runs every group_every epochs: group_base (stiff_groups), doubled at each
-        # check where the groups made less than GROUP_SHARE of the dual's progress.
-        self.group_every = self.group_base = 1
-        self.group_clock = 0
-        self.group_gain = 0.0
-        self.last_dual = None
+        self.blocks = GroupSchedule(self.l1 == 0.0 and not self.continuation
+                                    and self.intercept is None and self.acceleration is None
+                                    and self.weighted_sq_norm_max / (self.working_l2 * n)
+                                    >= GROUP_MIN_Q)
 
     def use_threads(self, n_jobs):
         """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
@@ -405,14 +438,13 @@ class SDCA:
             self.drifting = self.drifting or not self.atomic
         else:
             max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
-        self.group_clock += 1
-        if self.groups is not None and self.group_clock % self.group_every == 0:
+        if self.blocks.due():
             _, gain = _sdca.group_steps(data, indices, indptr, problem.n_samples,
                                         problem.n_features, problem.bias, problem.y,
                                         problem.sample_weight, self.sq_norms, self.duals,
-                                        self.v, problem.loss, self.working_l2, *self.groups,
-                                        self.run_weight)
-            self.group_gain += gain
+                                        self.v, problem.loss, self.working_l2,
+                                        *self.blocks.groups, self.run_weight)
+            self.blocks.gain += gain
         self._after_kernel(max_slope)
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
@@ -479,26 +511,16 @@ class SDCA:
 
     def find_groups(self):
         """Look for the stiff groups of stiff_groups once; their block steps start with the
-        next epoch, every group_base epochs at the most often."""
-        self.group_search = False
-        self.groups, self.group_base = stiff_groups(self.problem, self.problem.y,
-                                                    self.sq_norms, self.working_l2)
-        self.group_every = self.group_base
-        if self.groups is not None:
-            self.run_weight = run_weights(self.problem, *self.groups)
+        next epoch (GroupSchedule)."""
+        self.blocks.found(*stiff_groups(self.problem, self.problem.y, self.sq_norms,
+                                        self.working_l2))
+        if self.blocks.groups is not None:
+            self.run_weight = run_weights(self.problem, *self.blocks.groups)
 
     def after_check(self, checkpoint):
         self.visited = 0
-        if self.group_search and self.group_clock >= GROUP_SEARCH_EPOCH:
+        if self.blocks.checked(checkpoint.dual):
             self.find_groups()
-        elif self.groups is not None:
-            if self.last_dual is not None:
-                progress = checkpoint.dual - self.last_dual
-                pays = self.group_gain >= GROUP_SHARE * progress
-                self.group_every = (self.group_base if pays
-                                    else min(2 * self.group_every, GROUP_EVERY_MAX))
-            self.last_dual = checkpoint.dual
-            self.group_gain = 0.0
         if self.certified_v is not None:   # v(duals) as the certificate summed it: no drift
             self.v, self.certified_v = self.certified_v, None
             self.epochs_since_resync = 0

@@ -67,12 +67,7 @@ class VectorSDCA:
         # Identical rows with different labels, stepped as blocks (as SDCA's binary driver
         # does, sdca.stiff_groups): looked for at the first check from epoch
         # sdca.GROUP_SEARCH_EPOCH on, where W = V and some c_i ||x_i||^2 / (l2 n) is stiff.
-        self.groups = None
-        self.group_every = self.group_base = 1
-        self.group_clock = 0
-        self.group_gain = 0.0
-        self.last_dual = None
-        self.group_search = (problem.l1 == 0.0 and float(np.max(
+        self.blocks = sdca.GroupSchedule(problem.l1 == 0.0 and float(np.max(
             problem.sample_weight * problem.squared_norms(), initial=0.0))
             / (problem.l2 * n) >= sdca.GROUP_MIN_Q)
 
@@ -84,15 +79,14 @@ class VectorSDCA:
 
     def epoch(self):
         self._epoch()
-        self.group_clock += 1
-        if self.groups is not None and self.group_clock % self.group_every == 0:
+        if self.blocks.due():
             problem = self.problem
             moved, gain = _vector.vector_group_steps(
                 *problem.X.kernel_args, problem.n_samples, problem.n_features, problem.bias,
                 problem.labels, problem.sample_weight, problem.squared_norms(), self.duals,
-                self.v, problem.vector_loss, problem.l2, *self.groups, self.group_scratch,
-                self.sort_order, self.GROUP_SWEEPS)
-            self.group_gain += gain
+                self.v, problem.vector_loss, problem.l2, *self.blocks.groups,
+                self.group_scratch, self.sort_order, self.GROUP_SWEEPS)
+            self.blocks.gain += gain
             if moved and self.box_duals:
                 # the moved samples' shrunk classes may no longer sit at zero
                 self.reactivate()
@@ -145,26 +139,18 @@ class VectorSDCA:
     def find_groups(self):
         """sdca.stiff_groups of the class labels, once."""
         problem = self.problem
-        self.group_search = False
-        self.groups, self.group_base = sdca.stiff_groups(
-            problem, problem.labels, problem.squared_norms(), problem.l2)
-        self.group_every = self.group_base
-        if self.groups is not None:
-            largest = int(np.max(np.diff(self.groups[1][self.groups[0]])))
+        self.blocks.found(*sdca.stiff_groups(problem, problem.labels, problem.squared_norms(),
+                                             problem.l2))
+        groups = self.blocks.groups
+        if groups is not None:
+            largest = int(np.max(np.diff(groups[1][groups[0]])))
             self.group_scratch = np.zeros((8 + 2 * largest, problem.n_classes))
 
     def after_check(self, checkpoint):
         if self.box_duals:
             self.work = 0.0
-        if self.group_search and self.group_clock >= sdca.GROUP_SEARCH_EPOCH:
+        if self.blocks.checked(checkpoint.dual):
             self.find_groups()
-        elif self.groups is not None:    # as SDCA.after_check
-            if self.last_dual is not None:
-                pays = self.group_gain >= sdca.GROUP_SHARE * (checkpoint.dual - self.last_dual)
-                self.group_every = (self.group_base if pays
-                                    else min(2 * self.group_every, sdca.GROUP_EVERY_MAX))
-            self.last_dual = checkpoint.dual
-            self.group_gain = 0.0
 
     def point(self):
         return self.w, self.duals
