@@ -58,7 +58,7 @@ def anatomy(X, y, loss, repeats, alpha=1e-4):
     def epoch():
         _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y,
                          problem.sample_weight, sq_norms, alpha_, v, v, problem.loss, problem.l2,
-                         0.0, 1, 0.0, False, order, rng_state, n, np.inf, *NO_ALIAS)
+                         0.0, 1, 0.0, False, order, rng_state, n, np.inf, np.inf, *NO_ALIAS)
 
     for _ in range(3):
         epoch()
@@ -85,7 +85,7 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
     dry_state = rng_state.copy()
     _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y, np.zeros(n),
                      sq_norms, alpha_.copy(), v.copy(), v.copy(), problem.loss, problem.l2, 0.0, 1,
-                     0.0, False, dry_order, dry_state, n, np.inf, *NO_ALIAS)
+                     0.0, False, dry_order, dry_state, n, np.inf, np.inf, *NO_ALIAS)
     visit = dry_order                                  # the sample visited at step t
     X = (sp.csr_matrix((data, indices, indptr), shape=(n, d)) if indptr.size
          else data.reshape(n, d))
@@ -107,7 +107,7 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
         alpha_v, v_v, order_v = alpha_[visit].copy(), v.copy(), start_order.copy()
         t0 = time.perf_counter()
         _sdca.sdca_epoch(dv, iv, pv, n, d, problem.bias, yv, cv, sqv, alpha_v, v_v, v_v,
-                         problem.loss, problem.l2, 0.0, 1, 0.0, False, order_v, state, n, np.inf, *NO_ALIAS)
+                         problem.loss, problem.l2, 0.0, 1, 0.0, False, order_v, state, n, np.inf, np.inf, *NO_ALIAS)
         seconds = time.perf_counter() - t0
     start_order = order_v
     if not np.array_equal(start_order, np.arange(n)):
@@ -116,7 +116,7 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
     alpha_r, v_r = alpha_.copy(), v.copy()
     _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
                      sq_norms, alpha_r, v_r, v_r, problem.loss, problem.l2, 0.0, 1, 0.0, False,
-                     order.copy(), rng_state.copy(), n, np.inf, *NO_ALIAS)
+                     order.copy(), rng_state.copy(), n, np.inf, np.inf, *NO_ALIAS)
     if not np.allclose(alpha_r[visit], alpha_v, rtol=1e-9, atol=1e-12):
         raise RuntimeError("visit-order epoch did not take the same steps")
     return seconds

@@ -73,6 +73,11 @@ def linearsvc(X, y, problem, alpha, max_iter=200000):
     n = X.shape[0]
     clf = LinearSVC(loss=problem.loss, dual=True, C=1.0 / (alpha * n), fit_intercept=False,
                     tol=1e-12, max_iter=max_iter)
+    if sp.issparse(X) and X.indices.dtype != np.int32:
+        # (scikit-learn's liblinear wrapper refuses int64 indices, which load_svmlight_file
+        # gives; the reference is not timed)
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf.fit(X, y)

@@ -234,7 +234,7 @@ class Block:
             _sdca.sdca_epoch(*m.kernel_args, n, m.n_features, self.bias, self.y, self.weights,
                              self.sq_norms, self.duals, local_v, local_w, self.loss, working_l2,
                              working_l1, OPTION_I, q_max, False, order, rng_state, n,
-                             np.inf, np.empty(0), np.empty(0, dtype=np.intp))
+                             np.inf, np.inf, np.empty(0), np.empty(0, dtype=np.intp))
         local_v -= v
         local_v /= sigma
         return local_v

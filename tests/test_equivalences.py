@@ -232,9 +232,10 @@ def test_the_kernel_shrinks_bounded_duals_and_never_lowers_the_dual():
     n_active = n
     duals = []
     for epoch in range(6):
-        _, n_active = _sdca.sdca_epoch(data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq,
+        _, _, n_active = _sdca.sdca_epoch(data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq,
                                        duals_, v, v, p.loss, p.l2, 0.0, 1, 0.0, False, order, state,
-                                       n_active, 0.0 if epoch else np.inf, np.empty(0),
+                                       n_active, *((0.0, 0.0) if epoch else (np.inf, np.inf)),
+                                       np.empty(0),
                                        np.empty(0, dtype=np.intp))
         duals.append(p.primal_dual(v, duals_)[1])
         assert sorted(order) == list(range(n))                  # still a permutation
@@ -319,3 +320,46 @@ def test_training_runs_with_one_blas_thread_and_restores_the_count():
         after = blas_threads()
     assert seen and all(threads == {1} for threads in seen)
     assert before == after
+
+
+@pytest.mark.parametrize("kernel", ["sequential", "parallel"])
+def test_the_kernel_shrinks_each_bound_by_its_own_threshold(kernel):
+    """LIBLINEAR's two thresholds for the hinge (PGmax against beta = 0, PGmin against
+    beta = 1, beta = a y): with only the lower bound's at zero, the samples that leave are all
+    at beta = 0 pushed below it, and with only the upper bound's, all at beta = 1 pushed above;
+    both kinds exist. Labels of both signs, so that up and down are beta's, not a's."""
+    from fastdual.solvers import _sdca, _sdca_parallel
+    from fastdual._problem import build_problem
+    X, y = binary_problem(n=300, d=5, seed=21, noise=0.3)
+    p = build_problem(X, y, loss="hinge", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=False,
+                      intercept_scaling=1.0, sample_weight=None, loss_params={})
+    n, d = X.shape
+    sq = p.squared_norms()
+    data, indices, indptr = p.X.kernel_args
+    duals_, v = np.zeros(n), np.zeros(d + 1)
+    order = np.arange(n, dtype=np.intp)
+    state = np.random.SeedSequence(0).generate_state(4, dtype=np.uint64)
+
+    def epoch(duals_, v, order, state, n_active, up, down):
+        args = (data, indices, indptr, n, d, 0.0, p.y, p.sample_weight, sq, duals_, v, v,
+                p.loss, p.l2, 0.0, 1, 0.0)
+        if kernel == "parallel":
+            return _sdca_parallel.sdca_parallel_epoch(*args, order, state, n_active, up, down,
+                                                      2, 4, np.empty(n, dtype=np.intp))
+        return _sdca.sdca_epoch(*args, False, order, state, n_active, up, down, np.empty(0),
+                                np.empty(0, dtype=np.intp))
+
+    for _ in range(20):
+        epoch(duals_, v, order, state, n, np.inf, np.inf)
+    for up, down, bound in ((np.inf, 0.0, 0.0), (0.0, np.inf, 1.0)):
+        a, vv, o, s = duals_.copy(), v.copy(), order.copy(), state.copy()
+        _, _, n_active = epoch(a, vv, o, s, n, up, down)
+        shrunk = o[n_active:]
+        assert sorted(o) == list(range(n))
+        assert shrunk.size > 0 and set(p.y[shrunk]) == {-1.0, 1.0}
+        np.testing.assert_array_equal(a[shrunk] * p.y[shrunk], bound)
+        # pushed outward at the point they left (w moved a little since): below 0 means a
+        # margin above 1, above 1 a margin below 1
+        margins = p.y[shrunk] * (X[shrunk] @ vv[:d])
+        outward = margins > 1.0 if bound == 0.0 else margins < 1.0
+        assert outward.mean() > 0.9

@@ -151,7 +151,7 @@ def test_one_block_is_the_sequential_kernel_bit_for_bit(loss, l1_ratio, sparse, 
     states = [kernel_state(problem), kernel_state(problem)]
     for state in states:
         state["w"] = state["v"] if l1_ratio == 0 else np.zeros(d + 1)
-        state["active"], state["threshold"] = n, np.inf
+        state["active"], state["threshold"] = n, (np.inf, np.inf)
     scratch = np.empty(n, dtype=np.intp)
     for _ in range(6):
         outs = []
@@ -161,13 +161,13 @@ def test_one_block_is_the_sequential_kernel_bit_for_bit(loss, l1_ratio, sparse, 
                     problem.l1, option, q_max)
             if parallel:
                 out = _sdca_parallel.sdca_parallel_epoch(
-                    *args, state["order"], state["rng"], state["active"], state["threshold"],
+                    *args, state["order"], state["rng"], state["active"], *state["threshold"],
                     1, 1, scratch)
             else:
                 out = _sdca.sdca_epoch(*args, False, state["order"], state["rng"],
-                                       state["active"], state["threshold"], *NO_ALIAS)
-            state["threshold"] = out[0] if out[0] > 0 else np.inf
-            state["active"] = out[1]
+                                       state["active"], *state["threshold"], *NO_ALIAS)
+            state["threshold"] = tuple(t if t > 0 else np.inf for t in out[:2])
+            state["active"] = out[2]
             outs.append(out)
         assert outs[0] == outs[1]
         for key in ("duals", "v", "w", "order", "rng"):
@@ -187,15 +187,15 @@ def test_shrinking_in_blocks_keeps_a_permutation(loss, threads):
     data, indices, indptr = problem.X.kernel_args
     n, d = problem.n_samples, problem.n_features
     state = kernel_state(problem)
-    active, threshold, shrunk_any = n, np.inf, False
+    active, thresholds, shrunk_any = n, (np.inf, np.inf), False
     scratch = np.empty(n, dtype=np.intp)
     for _ in range(15):
-        slope, active = _sdca_parallel.sdca_parallel_epoch(
+        up, down, active = _sdca_parallel.sdca_parallel_epoch(
             data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
             problem.squared_norms(), state["duals"], state["v"], state["v"], problem.loss,
-            problem.l2, 0.0, 1, 0.0, state["order"], state["rng"], active, threshold,
+            problem.l2, 0.0, 1, 0.0, state["order"], state["rng"], active, *thresholds,
             min(threads, active), min(4 * threads, active), scratch)
-        threshold = slope if slope > 0 else np.inf
+        thresholds = tuple(t if t > 0 else np.inf for t in (up, down))
         assert np.array_equal(np.sort(state["order"]), np.arange(n))
         shrunk_any = shrunk_any or active < n
         beta = state["duals"][state["order"][active:]] * problem.y[state["order"][active:]]
@@ -468,11 +468,12 @@ def test_one_thread_with_replicas_is_the_sequential_kernel(l1_ratio, dtype, merg
                     problem.l1, 1, q_max)
             if parallel:
                 _sdca_parallel.sdca_parallel_epoch(
-                    *args, state["order"], state["rng"], n, np.inf, 1, 1, scratch, True,
+                    *args, state["order"], state["rng"], n, np.inf, np.inf, 1, 1, scratch,
+                    True,
                     entries, slot, bits, replicas, merge_every)
             else:
                 _sdca.sdca_epoch(*args, False, state["order"], state["rng"], n, np.inf,
-                                 *NO_ALIAS)
+                                 np.inf, *NO_ALIAS)
         assert np.array_equal(states[0]["order"], states[1]["order"])
         for key in ("duals", "v", "w"):
             if merge_every == 1:
@@ -505,7 +506,7 @@ def test_replicated_entries_lose_no_update(atomic):
         _sdca_parallel.sdca_parallel_epoch(
             data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight, sq,
             state["duals"], state["v"], w, problem.loss, problem.l2, problem.l1, 1,
-            float(np.max(sq)) / (problem.l2 * n), state["order"], state["rng"], n, np.inf, 8,
+            float(np.max(sq)) / (problem.l2 * n), state["order"], state["rng"], n, np.inf, np.inf, 8,
             64, scratch, atomic, entries, slot, bits, replicas, 2)
     exact = problem.dual_vector(state["duals"], l2=problem.l2)
     np.testing.assert_allclose(state["v"], exact, rtol=1e-12, atol=1e-15)

@@ -21,9 +21,10 @@ Step for sample i, margin z = x_i . w, q = c_i ||x_i||^2 / (l2 n):
 
 Shrinking (LIBLINEAR's, for losses whose duals live in a box): order[0:n_active] is the active set.
 A sample whose step does not move alpha_i although the slope of its coordinate objective,
-c_i |d/da(-phi*(-a) - z a)|, exceeds `shrink_threshold` sits on a bound and is pushed outward: it
-leaves the active set (swapped behind it) until the caller reactivates everyone. The caller passes
-the largest projected slope of the previous epoch as the threshold, as LIBLINEAR does. Shrinking
+c_i |d/da(-phi*(-a) - z a)|, exceeds the threshold of its direction sits on a bound and is pushed
+outward: it leaves the active set (swapped behind it) until the caller reactivates everyone. The
+caller passes the previous epoch's largest slopes as the thresholds, as LIBLINEAR does: for the
+hinge family one per bound of beta = a y (LIBLINEAR's PGmax and PGmin), for other boxes one. Shrinking
 only skips coordinates, so D still never decreases, and the certificate is always computed on all
 samples.
 """
@@ -62,14 +63,15 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                double[::1] duals, double[::1] v, double[::1] w,
                Loss loss, double l2, double l1, int option, double q_max,
                bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
-               Py_ssize_t n_active, double shrink_threshold,
+               Py_ssize_t n_active, double shrink_up, double shrink_down,
                const double[::1] alias_keep, const Py_ssize_t[::1] alias):
     """Run one epoch in place on duals, v, w, order and rng_state.
 
     Visits the n_active samples of order[0:n_active] in a fresh random order (or n_samples
     draws with replacement, then without shrinking: uniform, or with the probabilities of the
-    alias table (alias_keep, alias) when it is not empty). Returns (max_slope, n_active): the
-    largest projected slope c_i |d/da| over the steps that moved, and the new active-set size.
+    alias table (alias_keep, alias) when it is not empty). Returns (max_up, max_down, n_active):
+    the largest projected slopes c_i |d/da| pushing up and down (_sdca_step.shrinks) over the
+    steps that moved, the next epoch's shrink thresholds, and the new active-set size.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
@@ -82,7 +84,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
     cdef double z, c, q, a_old, a_new, delta, scale
-    cdef double max_slope = 0.0
+    cdef double max_up = 0.0, max_down = 0.0
     cdef Py_ssize_t t, i, start, end, ahead, n_steps
     cdef RandomState rs
     rs.s0 = rng_state[0]
@@ -119,8 +121,8 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             a_old = duals[i]
             a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
             delta = a_new - a_old
-            if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_threshold,
-                                     &max_slope):
+            if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
+                                     &max_up, &max_down):
                 # Out of the active set: the last active sample takes this place and is
                 # visited next.
                 n_steps -= 1
@@ -140,7 +142,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     rng_state[1] = rs.s1
     rng_state[2] = rs.s2
     rng_state[3] = rs.s3
-    return max_slope, (n_active if with_replacement else n_steps)
+    return max_up, max_down, (n_active if with_replacement else n_steps)
 
 
 def group_steps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,

@@ -148,14 +148,16 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     double* v, double* w, Loss loss, double inv_l2n, double kappa,
                     bint elastic, int option, double q_max, bint atomic,
                     Py_ssize_t* order, Py_ssize_t n_steps, bint shrinking,
-                    double shrink_threshold, Py_ssize_t* kept,
-                    double* max_slope_out, const Hot* hot, int thread) noexcept nogil:
+                    double shrink_up, double shrink_down, Py_ssize_t* kept,
+                    double* max_up_out, double* max_down_out, const Hot* hot,
+                    int thread) noexcept nogil:
     """Seed 000's steps over the samples order[0:n_steps] (one thread's block); the same
     arithmetic as _sdca.pyx's loop, with atomic (or Wild's plain) additions to v, and, with hot
     entries, the thread's replicas of them. Writes the block's active count (shrinking) to kept
-    and its largest projected slope to max_slope_out."""
+    and its largest projected slopes up and down (_sdca_step.shrinks) to max_up_out and
+    max_down_out."""
     cdef double z, z_odd, c, q, a_old, a_new, delta, scale, u
-    cdef double max_slope = 0.0
+    cdef double max_up = 0.0, max_down = 0.0
     cdef Py_ssize_t t = 0, i, start, end, k, j, s, ahead
     cdef Py_ssize_t since_merge = 0
     cdef bint replicas = hot.n > 0
@@ -212,8 +214,8 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
         delta = a_new - a_old
-        if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_threshold,
-                                 &max_slope):
+        if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
+                                 &max_up, &max_down):
             n_steps -= 1
             t -= 1
             order[t] = order[n_steps]
@@ -277,7 +279,8 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
     if replicas:
         hot_merge(hot, local_v, pending, local_w, elastic, kappa)  # nothing left pending
     kept[0] = n_steps
-    max_slope_out[0] = max_slope
+    max_up_out[0] = max_up
+    max_down_out[0] = max_down
 
 
 def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
@@ -286,7 +289,8 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         const double[::1] sq_norms, double[::1] duals, double[::1] v,
                         double[::1] w, Loss loss, double l2, double l1, int option,
                         double q_max, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
-                        Py_ssize_t n_active, double shrink_threshold, int n_threads,
+                        Py_ssize_t n_active, double shrink_up, double shrink_down,
+                        int n_threads,
                         Py_ssize_t n_blocks, Py_ssize_t[::1] scratch, bint atomic=True,
                         const Py_ssize_t[::1] hot_entries=None,
                         const cnp.uint8_t[::1] hot_slot=None,
@@ -305,7 +309,7 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     list or COLD_SLOT; hot_bits: bit j (of word j // 64) set for each hot feature j; replicas:
     work space of (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
 
-    Returns (max_slope, n_active) as _sdca.sdca_epoch does."""
+    Returns (max_up, max_down, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -317,11 +321,12 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     cdef bint shrinking = loss.has_box
     cdef double kappa = l1 / l2
     cdef double inv_l2n = 1.0 / (l2 * n_samples)
-    cdef double max_slope = 0.0
+    cdef double max_up = 0.0, max_down = 0.0
     cdef Py_ssize_t b, j, pos, new_active
     cdef Py_ssize_t[::1] bounds = np.empty(n_blocks + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] kept = np.empty(n_blocks, dtype=np.intp)
     cdef double[::1] slopes = np.zeros(n_blocks)
+    cdef double[::1] slopes_down = np.zeros(n_blocks)
     cdef Hot hot
     cdef Py_ssize_t s
     cdef RandomState rs
@@ -353,12 +358,15 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
             run_block(x, ind, ptr, n_features, bias, &y[0], &sample_weight[0], &sq_norms[0],
                       &duals[0], v_ptr, w_ptr, loss, inv_l2n, kappa, elastic, option, q_max,
                       atomic, order_ptr + bounds[b], bounds[b + 1] - bounds[b], shrinking,
-                      shrink_threshold, &kept[b], &slopes[b], &hot, threadid())
+                      shrink_up, shrink_down, &kept[b], &slopes[b], &slopes_down[b], &hot,
+                      threadid())
         for s in range(hot.n):
             v_ptr[hot.entries[s]] = hot.shared[s]
         for b in range(n_blocks):
-            if slopes[b] > max_slope:
-                max_slope = slopes[b]
+            if slopes[b] > max_up:
+                max_up = slopes[b]
+            if slopes_down[b] > max_down:
+                max_down = slopes_down[b]
         # Gather the blocks' active parts in front, then what they shrank this epoch.
         new_active = 0
         for b in range(n_blocks):
@@ -383,4 +391,4 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     rng_state[1] = rs.s1
     rng_state[2] = rs.s2
     rng_state[3] = rs.s3
-    return max_slope, new_active
+    return max_up, max_down, new_active

@@ -2,7 +2,7 @@
 # the parallel one (_sdca_parallel.pyx): one definition of the arithmetic both run.
 from libc.math cimport fabs
 
-from fastdual._core.losses cimport Loss, slope_of, step_of
+from fastdual._core.losses cimport BOX_QUADRATIC, Loss, slope_of, step_of
 
 cdef enum:
     OPTION_I = 1        # sdca.OPTION_CODES: exact maximisation along the coordinate
@@ -29,14 +29,26 @@ cdef inline double dual_step(Loss loss, int option, double y, double z, double a
 
 
 cdef inline bint shrinks(Loss loss, double c, double y, double z, double a_old, double delta,
-                         double threshold, double* max_slope) noexcept nogil:
+                         double threshold_up, double threshold_down, double* max_up,
+                         double* max_down) noexcept nogil:
     """LIBLINEAR's shrink test of a step (both kernels): a sample whose dual the step left on
-    its bound (delta == 0) while the projected slope c |D'_i| pushes it outward by more than
-    threshold (the previous epoch's largest) leaves the active set; a step that moved raises
-    max_slope to its slope."""
-    cdef double slope = c * fabs(slope_of(loss, y, z, a_old))
+    its bound (delta == 0) while the projected slope pushes it outward by more than the
+    previous epoch's largest push the same way leaves the active set; a step that moved raises
+    that epoch's largest push its way. The pushes are signed in beta = a y for the box-quadratic
+    family (hinge, smooth hinge, squared hinge): up against beta's upper bound, down against 0,
+    each with its own threshold as LIBLINEAR's PGmax and PGmin. Other losses use one threshold,
+    threshold_up, for the slope's magnitude."""
+    cdef double slope = c * slope_of(loss, y, z, a_old)
+    if loss.family == BOX_QUADRATIC:
+        slope *= y
+    else:
+        slope = fabs(slope)
     if delta == 0.0:
-        return slope > threshold
-    if slope > max_slope[0]:
-        max_slope[0] = slope
+        if slope >= 0.0:
+            return slope > threshold_up
+        return -slope > threshold_down
+    if slope > max_up[0]:
+        max_up[0] = slope
+    elif -slope > max_down[0]:
+        max_down[0] = -slope
     return False

@@ -18,6 +18,7 @@ from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
 TINY = np.finfo(float).tiny
+NO_SHRINKING = (np.inf, np.inf)   # the shrink thresholds (up, down) that shrink nothing
 # v is taken over from the certificate at a check once this many epochs of incremental updates
 # have accumulated since the last time (the certificate's pass then sums v with no rounding lost,
 # at 25-95 % more of the pass's cost; a few epochs' rounding is not worth that).
@@ -254,11 +255,12 @@ class SDCA:
         self._set_sampling()
         self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
 
-        # Shrinking (LIBLINEAR's, see _sdca.pyx): the threshold is the previous epoch's largest
-        # projected slope. When the active set is solved to unshrink_tol (a tenth of the first
-        # epoch's slope, then a tenth of that each time), everyone comes back for the next epoch.
+        # Shrinking (LIBLINEAR's, see _sdca.pyx): the thresholds (up, down) are the previous
+        # epoch's largest projected slopes each way. When the active set is solved to
+        # unshrink_tol (a tenth of the first epoch's largest slope, then a tenth of that each
+        # time), everyone comes back for the next epoch.
         self.n_active = n
-        self.shrink_threshold = np.inf
+        self.shrink_thresholds = NO_SHRINKING
         self.unshrink_tol = None
         self.visited = 0        # rows the epochs visited since the last check (check_due)
 
@@ -425,19 +427,20 @@ class SDCA:
         if threads > 1 and self._active_nnz() < PARALLEL_MIN_NNZ:
             threads = 1
         if threads > 1:
-            max_slope, self.n_active = _sdca_parallel.sdca_parallel_epoch(
+            max_up, max_down, self.n_active = _sdca_parallel.sdca_parallel_epoch(
                 data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
                 problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
                 problem.loss, self.working_l2, self.l1, self.option, q_max, self.order,
                 self.rng_state, self.n_active,
-                self.shrink_threshold if self.shrinking else np.inf, threads,
+                *self._thresholds(), threads,
                 min(threads * BLOCKS_PER_THREAD, self.n_active), self.order_scratch,
                 self.atomic, self.hot_features, self.hot_slot, self.hot_bits, self.replicas,
                 MERGE_EVERY)
             # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
             self.drifting = self.drifting or not self.atomic
         else:
-            max_slope, self.n_active = self._sequential_epoch(data, indices, indptr, q_max)
+            max_up, max_down, self.n_active = self._sequential_epoch(data, indices, indptr,
+                                                                     q_max)
         if self.blocks.due():
             _, gain = _sdca.group_steps(data, indices, indptr, problem.n_samples,
                                         problem.n_features, problem.bias, problem.y,
@@ -445,7 +448,10 @@ class SDCA:
                                         self.v, problem.loss, self.working_l2,
                                         *self.blocks.groups, self.run_weight)
             self.blocks.gain += gain
-        self._after_kernel(max_slope)
+        self._after_kernel(max_up, max_down)
+
+    def _thresholds(self):
+        return self.shrink_thresholds if self.shrinking else NO_SHRINKING
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
         problem = self.problem
@@ -454,16 +460,19 @@ class SDCA:
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
             problem.loss, self.working_l2, self.l1, self.option, q_max, self.with_replacement,
             self.order, self.rng_state, self.n_active,
-            self.shrink_threshold if self.shrinking else np.inf, self.alias_keep, self.alias)
+            *self._thresholds(), self.alias_keep, self.alias)
 
-    def _after_kernel(self, max_slope):
+    def _after_kernel(self, max_up, max_down):
         problem = self.problem
+        max_slope = max(max_up, max_down)
         if self.unshrink_tol is None:
             self.unshrink_tol = 0.1 * max_slope
-        self.shrink_threshold = max_slope if max_slope > 0 else np.inf
+        # (no push either way: nothing is shrunk that way, LIBLINEAR's PGmax_old = INF)
+        self.shrink_thresholds = (max_up if max_up > 0 else np.inf,
+                                  max_down if max_down > 0 else np.inf)
         if self.n_active < problem.n_samples and max_slope <= self.unshrink_tol:
             self.n_active = problem.n_samples
-            self.shrink_threshold = np.inf
+            self.shrink_thresholds = NO_SHRINKING
             self.unshrink_tol *= 0.1
         if self.averaging:
             self.duals_sum += self.duals
