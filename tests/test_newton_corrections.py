@@ -70,7 +70,8 @@ def test_the_plan_corrects_with_newton_only_on_rows_of_very_different_lengths(ra
 def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
     X, y = raw_text
     objective = dict(loss="squared_hinge", C=1.0)
-    model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=0, **objective)
+    # (whether SDCA stalls here depends on its visiting order: with random_state=0 it does not)
+    model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=1, **objective)
     assert model.converged_ and model.solver == "sdca"
     assert [(s["from"], s["to"]) for s in model.switches_] == [("sdca", "newton"),
                                                                ("newton", "sdca")]
@@ -91,7 +92,7 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
     # and the optimum is plain SDCA's (an independent run to a tighter tol): each primal is
     # above the other's certified dual
     reference = fastdual.train(X, y, solver="sdca", tol=1e-10, max_epochs=20_000,
-                               random_state=1, **objective)
+                               random_state=2, **objective)
     assert reference.dual_ <= model.primal_ <= reference.primal_ + model.gap_
     assert model.dual_ <= reference.primal_
 
