@@ -138,8 +138,8 @@ class CheckSchedule:
     """When to compute the certificate: every `every` epochs, or adaptively ("auto").
 
     "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
-    and skips ahead to 70% of the predicted epoch where it reaches tol, never more than doubling
-    the previous interval; with tol = 0 only the last epoch is checked. The last epoch is always
+    and skips ahead to 70% of the predicted epoch where it reaches tol (at least 2 epochs when
+    that epoch is more than one away), never more than doubling the previous interval; with tol = 0 only the last epoch is checked. The last epoch is always
     checked, and stopping is still decided by an exact certificate.
     """
 
@@ -190,6 +190,11 @@ class CheckSchedule:
                                  / log_ratio)
                     if predicted < step / 0.7:
                         step = max(1, int(math.floor(0.7 * predicted)))
+                        if predicted > 1.0:
+                            # tol predicted more than an epoch away: the next epoch's check
+                            # would see it only if the rate sped up, and the rate seen is
+                            # mostly the fastest still to come (SDCA's slows down)
+                            step = max(step, 2)
         self.interval = step
         self.last = (epoch, rel_gap)
         self.next_check = epoch + step

@@ -287,6 +287,18 @@ def test_the_adaptive_schedule_extrapolates_the_rate_and_never_warns():
         schedule.interval = 2000
         schedule.checked(2001, 0.5 * (1 - 1e-14))
         assert schedule.next_check == 2001 + 4000
+        # tol 1.7 epochs away at the last interval's rate (3.4e-2 at epoch 2, 1.4e-3 at 4, tol
+        # 1e-4): not the next epoch (70% of 1.7 rounds down to 1) but the one after; tol half
+        # an epoch away: the next.
+        schedule = CheckSchedule("auto", 1e-4, 10**6)
+        schedule.checked(2, 3.42e-2)
+        schedule.interval = 2
+        schedule.checked(4, 1.41e-3)
+        assert schedule.next_check == 6
+        schedule = CheckSchedule("auto", 1e-4, 10**6)
+        schedule.checked(1, 1e-1)
+        schedule.checked(2, 1e-3)
+        assert schedule.next_check == 3
         # A gap that does not fall: the next epoch is checked.
         schedule.checked(6001, 0.6)
         assert schedule.next_check == 6002
