@@ -65,7 +65,28 @@ def hinge_dual_lbfgs(X, y, alpha, maxiter=50000, max_seconds=60.0):
                                 maxfun=2 * maxiter))
     a = res.x
     w = np.asarray(X.T @ (a * y)).ravel() / lam_n
-    return w, -f(a)[0] / n
+    return w, hinge_dual_value(X, y, alpha, a)
+
+
+def hinge_dual_value(X, y, alpha, a):
+    """D(a) of hinge_dual_lbfgs's dual, evaluated here (numpy), for a in [0, 1]^n."""
+    n = X.shape[0]
+    v = np.asarray(X.T @ (a * y)).ravel()
+    return (a.sum() - 0.5 * np.dot(v, v) / (alpha * n)) / n
+
+
+def fastdual_certified(X, y, alpha, tol=1e-10):
+    """fastdual's SDCA run to a certified relative gap of tol: (w, D) with D the dual value
+    of its duals (clipped to the box) evaluated by hinge_dual_value, not by fastdual, so that
+    D <= P* <= P(w) holds whatever fastdual's certificate says. For the cases where LinearSVC
+    and the L-BFGS-B dual stop short (reuters_lasvm at C = 10: 3.5e-4 above the optimum)."""
+    import fastdual
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fastdual.train(X, y, loss="hinge", alpha=alpha, fit_intercept=False, tol=tol,
+                               max_epochs=200000, solver="sdca", random_state=0)
+    a = np.clip(np.asarray(model.dual_coef_, dtype=np.float64).ravel() * y, 0.0, 1.0)
+    return np.asarray(model.coef_, dtype=np.float64).ravel(), hinge_dual_value(X, y, alpha, a)
 
 
 def linearsvc(X, y, problem, alpha, max_iter=200000):
@@ -124,12 +145,15 @@ def compute_reference(X, y, problem, alpha, verbose=True):
     if problem.loss == "hinge":
         box = {}
 
-        def dual():
-            w, box["D"] = hinge_dual_lbfgs(X, y, alpha)
+        def dual(method):
+            w, D = method(X, y, alpha)
+            box["D"] = max(box.get("D", -np.inf), D)
             return w
 
         record("linearsvc", lambda: linearsvc(X, y, problem, alpha))
-        record("hinge_dual_lbfgs", dual)
+        record("hinge_dual_lbfgs", lambda: dual(hinge_dual_lbfgs))
+        if problem.l1_ratio == 0:
+            record("fastdual_certified", lambda: dual(fastdual_certified))
         dual_bound = box["D"]
     else:
         w0 = None
