@@ -195,6 +195,16 @@ def _check_sparse(X, name, n_features):
     indices, indptr = X.indices, X.indptr
     if indptr.shape[0] != n_samples + 1:
         raise ValueError(f"{name}.indptr has length {indptr.shape[0]}, expected {n_samples + 1}")
+    structure_checked = False
+    if (indices.dtype == np.int64 and indptr.dtype == np.int64
+            and indices.flags.c_contiguous and indptr.flags.c_contiguous):
+        # (scikit-learn's load_svmlight_file gives int64 index arrays): narrowed and checked
+        # in one pass; anything wrong is left to the checks below, which say what
+        narrow = np.empty(indices.shape[0], dtype=np.int32), np.empty(indptr.shape[0], np.int32)
+        outcome = _rows.narrow_csr(indices, indptr, n_cols, *narrow)
+        if outcome != 2:
+            indices, indptr = narrow
+            structure_checked = outcome == 0
     if indices.dtype != np.int32 or indptr.dtype != np.int32:
         # int64 index arrays (scipy uses them for large or concatenated matrices) are narrowed
         # when they fit: a copy of the index arrays only, never of the values.
@@ -209,7 +219,7 @@ def _check_sparse(X, name, n_features):
         indptr = indptr.astype(np.int32)
     indices = np.ascontiguousarray(indices)
     indptr = np.ascontiguousarray(indptr)
-    problem = _rows.csr_structure_error(indices, indptr, n_cols)
+    problem = None if structure_checked else _rows.csr_structure_error(indices, indptr, n_cols)
     if problem is not None:
         raise ValueError(f"{name} is not a valid CSR matrix: {problem}")
     nnz = indptr[-1]

@@ -200,6 +200,66 @@ def test_int64_indices_and_other_formats_are_accepted(data):
         np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
 
 
+def _narrowed(indices, indptr, n_features):
+    out = np.empty(len(indices), np.int32), np.empty(len(indptr), np.int32)
+    outcome = _rows.narrow_csr(np.asarray(indices, np.int64), np.asarray(indptr, np.int64),
+                               n_features, *out)
+    return outcome, out
+
+
+@pytest.mark.parametrize("indices, indptr, expected", [
+    ([0, 2, 1, 3], [0, 2, 4], 0),               # rows increasing
+    ([2, 0, 1, 3], [0, 2, 4], 1),               # a row not increasing, no column twice
+    ([1, 1, 0, 3], [0, 2, 4], 1),               # a column twice: the caller's duplicate check
+    ([0, 2, 1, 3, 7], [0, 2, 4], 0),            # a stored entry past indptr[-1]
+    ([0, 2, 1, 3, 2**31], [0, 2, 4], 2),        # ... outside int32
+    ([0, 4, 1, 3], [0, 2, 4], 2),               # a column outside [0, 4)
+    ([0, -1, 1, 3], [0, 2, 4], 2),              # a negative column
+    ([0, 2**31 + 1, 1, 3], [0, 2, 4], 2),       # a column outside int32
+    ([0, 2, 1, 3], [0, 3, 2], 2),               # indptr decreasing
+    ([0, 2, 1, 3], [1, 2, 4], 2),               # indptr not starting at 0
+    ([0, 2, 1, 3], [0, 2, 2**32 + 4], 2),       # a pointer outside int32 (past the entries)
+])
+def test_int64_index_arrays_are_narrowed_and_checked_in_one_pass(indices, indptr, expected):
+    """narrow_csr: the int32 arrays astype gives, and the structure check's verdict (0: valid
+    and sorted; 1: valid bounds, rows to check for duplicates; 2: invalid, left to the checks
+    that say what)."""
+    outcome, (narrow_indices, narrow_indptr) = _narrowed(indices, indptr, 4)
+    assert outcome == expected
+    if outcome != 2:
+        np.testing.assert_array_equal(narrow_indices, np.asarray(indices, np.int64))
+        np.testing.assert_array_equal(narrow_indptr, np.asarray(indptr, np.int64))
+        verdict = _rows.csr_structure_error(narrow_indices, narrow_indptr, 4)
+        assert (verdict is None) == (indices != [1, 1, 0, 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 6), st.integers(0, 2**32), st.booleans())
+def test_int64_matrices_train_as_their_int32_copies_and_fail_alike(n, d, seed, shuffle):
+    """Any matrix with int64 index arrays trains to the model of its int32 copy, or fails with
+    the same message."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.6, format="csr", random_state=rng)
+    if shuffle and X.nnz > 1:
+        X.indices[:] = rng.permutation(X.indices)       # may repeat a column in a row
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    wide = sp.csr_matrix((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
+                         shape=X.shape)
+    narrow = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                           shape=X.shape)
+    results = []
+    for matrix in (wide, narrow):
+        try:
+            results.append(fastdual.train(matrix, y, tol=0.0, max_epochs=3, random_state=0,
+                                          loss="squared").coef_)
+        except ValueError as exc:
+            results.append(str(exc))
+    if isinstance(results[1], str):
+        assert results[0] == results[1]
+    else:
+        np.testing.assert_array_equal(results[0], results[1])
+
+
 def test_integer_and_boolean_X_are_converted():
     X = np.array([[1, 0], [0, 1], [1, 1], [0, 0]], dtype=np.int32)
     model = fastdual.train(X, [1, -1, 1, -1], random_state=0)

@@ -71,6 +71,53 @@ def csr_structure_error(const int[::1] indices, const int[::1] indptr, Py_ssize_
     return None
 
 
+def narrow_csr(const cnp.int64_t[::1] indices, const cnp.int64_t[::1] indptr,
+               Py_ssize_t n_features, int[::1] indices_out, int[::1] indptr_out):
+    """int64 CSR index arrays narrowed to int32 (indices_out, indptr_out, of the same lengths)
+    in one pass that also makes csr_structure_error's checks: 0 when the structure is valid and
+    every row strictly increasing; 1 when it is valid but some row is not increasing (the
+    caller checks the narrowed arrays for duplicates); 2 when anything is wrong (an index or a
+    pointer outside int32, indptr not starting at 0, decreasing or past the stored entries, an
+    index outside [0, n_features)): the caller's checks then say what. Every stored index is
+    narrowed, those past indptr[-1] too, as astype would."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t n_stored = indices.shape[0]
+    cdef Py_ssize_t i, k, start, end, last
+    cdef int unsorted = 0, bad = 0
+    cdef cnp.uint64_t n_cols = <cnp.uint64_t>min(n_features, 2147483648)
+    cdef const cnp.int64_t* ind = &indices[0] if n_stored > 0 else NULL
+    cdef int* out = &indices_out[0] if n_stored > 0 else NULL
+    if indices_out.shape[0] != n_stored or indptr_out.shape[0] != indptr.shape[0]:
+        raise ValueError("indices_out and indptr_out must have the input arrays' lengths")
+    if n_rows < 0 or indptr[0] != 0 or indptr[n_rows] > n_stored or indptr[n_rows] > 2147483647:
+        return 2
+    last = indptr[n_rows]
+    with nogil:
+        indptr_out[0] = 0
+        for i in range(n_rows):
+            start = indptr[i]
+            end = indptr[i + 1]
+            if end < start or end > last:
+                bad = 1
+                break
+            indptr_out[i + 1] = <int>end
+            # (unsigned: a negative index wraps past n_cols; branch-free flags, vectorisable)
+            for k in range(start, end):
+                bad |= <cnp.uint64_t>ind[k] >= n_cols
+                out[k] = <int>ind[k]
+            for k in range(start + 1, end):
+                unsorted |= ind[k] <= ind[k - 1]
+            if bad:
+                break
+        if not bad:
+            for k in range(last, n_stored):
+                bad |= <cnp.uint64_t>ind[k] > 2147483647
+                out[k] = <int>ind[k]
+    if bad:
+        return 2
+    return 1 if unsorted else 0
+
+
 cdef (int, Py_ssize_t) _first_duplicate(const int[::1] indices, const int[::1] indptr,
                                         Py_ssize_t n_features):
     """(3, row) for the first row storing a column twice, else (0, -1); indices in bounds."""
