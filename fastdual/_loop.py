@@ -139,8 +139,9 @@ class CheckSchedule:
 
     "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
     and skips ahead to 70% of the predicted epoch where it reaches tol (at least 2 epochs when
-    that epoch is more than one away), never more than doubling the previous interval; with tol = 0 only the last epoch is checked. The last epoch is always
-    checked, and stopping is still decided by an exact certificate.
+    that epoch is more than one away), never more than doubling the previous interval; with
+    tol = 0 only the last epoch is checked. The last epoch is always checked, and stopping is
+    still decided by an exact certificate.
     """
 
     def __init__(self, every, tol, max_epochs):
