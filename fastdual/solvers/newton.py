@@ -51,13 +51,14 @@ def hessian_costs(problem):
     return scattered, blocked, nnz
 
 
-def direct_pays(problem):
+def direct_pays(problem, costs=None):
     """linear_solver="auto"'s choice: whether forming the Hessian (the cheaper way) and
-    factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES)."""
+    factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES).
+    costs: hessian_costs(problem) if the caller has them."""
     d1 = problem.n_features + 1
     if d1 > DIRECT_MAX_FEATURES:
         return False
-    scattered, blocked, nnz = hessian_costs(problem)
+    scattered, blocked, nnz = hessian_costs(problem) if costs is None else costs
     return min(scattered, blocked) + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
 
 
@@ -89,11 +90,12 @@ class Newton:
             v = problem.dual_vector(initial_duals)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         choice = options["linear_solver"]
-        self.direct = direct_pays(problem) if choice == "auto" else choice == "direct"
+        costs = hessian_costs(problem)
+        self.direct = direct_pays(problem, costs) if choice == "auto" else choice == "direct"
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
         self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
         if self.direct:
-            scattered, blocked, _ = hessian_costs(problem)
+            scattered, blocked, _ = costs
             if blocked < scattered:
                 self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d + 1))
         self.z = np.empty(n)
