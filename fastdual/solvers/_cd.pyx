@@ -271,7 +271,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                  const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
                  const int[::1] coordinates, const double[::1] floor, double l2, double l1,
                  bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
-                 double[::1] curvature, double[::1] hsums):
+                 double[::1] curvature, double[::1] hsums, bint given=False):
     """Cyclic coordinate descent over `coordinates` on the proximal Newton model of the data
     term at a point w0 (docs/math.md, 4k): minimise over those w_j
 
@@ -289,19 +289,29 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     A free intercept in the coordinates (the last) is eliminated as in `sweeps`, with the
     model's weights h: its exact shift -sum_i q_i / sum_i h_i held as one number, the features'
     curvatures those of the h-centred columns, L_j - (sum_i h_i x_ij)^2 / sum_i h_i (hsums, out:
-    sum_i h_i x_ij per coordinate)."""
+    sum_i h_i x_ij per coordinate).
+    given: curvature and hsums are those of an earlier call at the same h (a continuation:
+    the sweeps start at once, and the returned w0 violation is 0)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef Py_ssize_t m = coordinates.shape[0], k, j, i, p, start = 0, end = 0, sweep = 0
     cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, lam2, lam1, score
     cdef double delta, xv, hx, total = 0.0, excess = 0.0, shift = 0.0
+    cdef Py_ssize_t m_first
     cdef bint eliminate = free_intercept and bias != 0.0 and m > 0 and \
         coordinates[m - 1] == n_features
     with nogil:
         # The curvatures, and w0's violation on the coordinates (q = g at the start: the
         # model's derivative is the data term's), in one read of the columns.
-        for k in range(m):
+        if given:
+            m_first = 0
+            if eliminate:
+                for i in range(n_samples):
+                    total += h[i]
+        else:
+            m_first = m
+        for k in range(m_first):
             j = coordinates[k]
             lip = 0.0
             lam2 = l2
@@ -337,13 +347,13 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
             if score > first:
                 first = score
         eliminate = eliminate and total > 0.0
-        for k in range(m):
+        for k in range(m_first):
             j = coordinates[k]
             lip = curvature[k]
             if eliminate and j != n_features:
                 lip -= hsums[k] * hsums[k] / total      # the h-centred column's
             curvature[k] = lip if lip > floor[j] else floor[j]
-        if first <= tol:
+        if first <= tol and not given:
             max_sweeps = 0      # w0 solves the coordinates to tol already
         while sweep < max_sweeps:
             largest = 0.0

@@ -47,6 +47,21 @@ GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 EPS = np.finfo(float).eps
 
 
+def anderson_weights(iterates):
+    """The affine weights (summing to 1) of iterates[1:] whose combination of the consecutive
+    differences has the least norm (Anderson extrapolation, docs/math.md 4k), or None if the
+    differences are degenerate."""
+    steps = np.diff(iterates, axis=0)
+    try:
+        weights = np.linalg.solve(steps @ steps.T, np.ones(steps.shape[0]))
+    except np.linalg.LinAlgError:
+        return None
+    total = weights.sum()
+    if not (np.isfinite(total) and total != 0.0):
+        return None
+    return weights / total
+
+
 class CD:
     name = "cd"
     # the loss capabilities it trains (fastdual.losses): a derivative and a curvature bound
@@ -247,12 +262,7 @@ class CD:
             if gram is not None:
                 entries, violation = self._gram_model(ws, gram, tol)
             else:
-                self.r[:] = 0.0
-                self.q[:] = self.u
-                sweeps, entries, violation, _ = _cd.model_sweeps(
-                    *self.columns, n, d, self.bias, self.h, self.trial, self.r, self.q, ws,
-                    self.floor, problem.l2, problem.l1, problem.free_intercept, MODEL_SWEEPS,
-                    tol, MODEL_TOL * tol, curvature, hsums)
+                entries, violation = self._model_sweeps(ws, tol, curvature, hsums)
             work += entries + 2 * n
             if violation <= tol:
                 break
@@ -268,6 +278,72 @@ class CD:
             self._refresh()             # u for the margins the last step moved
         self.recorded = 0
         return work
+
+    def _model_sweeps(self, ws, tol, curvature, hsums):
+        """The proximal Newton model at w minimised over the working set by up to MODEL_SWEEPS
+        sweeps of its columns (_cd.model_sweeps), the trial point into self.trial, its
+        margins' change into self.r; with anderson, the trial points of every ANDERSON_K + 1
+        sweeps extrapolated (the margins' changes r are affine in them: the same combination
+        of theirs; the weights the last sweep left at 0 kept at 0), kept when the model is
+        lower there. Collinear columns (raw counts, whose
+        frequent features all follow the row's length) make the sweeps zigzag, and there the
+        extrapolation is what reaches MODEL_TOL. Returns (the entries of X read, w's largest
+        violation on the set)."""
+        problem = self.problem
+        n, d = problem.n_samples, problem.n_features
+        trial, r, q, h, u = self.trial, self.r, self.q, self.h, self.u
+        r[:] = 0.0
+        q[:] = u
+        args = (*self.columns, n, d, self.bias, h, trial, r, q, ws, self.floor, problem.l2,
+                problem.l1, problem.free_intercept)
+        model_tol = MODEL_TOL * tol
+        if not self.anderson:
+            _, entries, violation, _ = _cd.model_sweeps(*args, MODEL_SWEEPS, tol, model_tol,
+                                                        curvature, hsums)
+            return entries, violation
+        sweeps, entries, violation, last = _cd.model_sweeps(*args, 1, tol, model_tol,
+                                                            curvature, hsums)
+        if sweeps == 0 or last <= model_tol:
+            return entries, violation
+        free_last = bool(problem.free_intercept and problem.bias and ws[-1] == d)
+        m = ws.shape[0]
+        points, margins = np.empty((ANDERSON_K + 1, m)), np.empty((ANDERSON_K + 1, n))
+        points[0], margins[0] = trial[ws], r
+        recorded = 1
+        while sweeps < MODEL_SWEEPS:
+            _, read, _, last = _cd.model_sweeps(*args, 1, tol, model_tol, curvature, hsums,
+                                                True)
+            sweeps += 1
+            entries += read
+            if last <= model_tol:
+                break
+            points[recorded], margins[recorded] = trial[ws], r
+            recorded += 1
+            if recorded <= ANDERSON_K:
+                continue
+            weights = anderson_weights(points)
+            if weights is not None:
+                candidate, changes = weights @ points[1:], weights @ margins[1:]
+                entries += m + ANDERSON_K * n
+                # (the weights the last sweep set to 0 stay 0: no support the sweeps dropped)
+                zeroed = (points[-1] == 0.0) & (candidate != 0.0)
+                if free_last:
+                    zeroed[-1] = False
+                if np.any(zeroed):
+                    _cd.add_columns(*self.columns, n, d, self.bias, ws[zeroed],
+                                    -candidate[zeroed], changes)
+                    candidate[zeroed] = 0.0
+                if (float(u @ changes + 0.5 * (h @ (changes * changes)))
+                        + penalty(candidate, problem.l2, problem.l1, free_last)
+                        < float(u @ r + 0.5 * (h @ (r * r)))
+                        + penalty(points[-1], problem.l2, problem.l1, free_last)):
+                    trial[ws] = candidate
+                    r[:] = changes
+                    np.multiply(h, r, out=q)
+                    q += u
+            points[0], margins[0] = trial[ws], r
+            recorded = 1
+        return entries, violation
 
     def _gram_buffers(self, ws):
         """(position, gram, b, hd, scratch index, scratch value) for the model on its Gram
@@ -339,15 +415,10 @@ class CD:
         Massias 2021; docs/math.md 4k): the affine combination whose combination of the
         differences has the least norm, and its margins; None if the differences are
         degenerate."""
-        steps = np.diff(iterates, axis=0)
-        try:
-            weights = np.linalg.solve(steps @ steps.T, np.ones(steps.shape[0]))
-        except np.linalg.LinAlgError:
+        weights = anderson_weights(iterates)
+        if weights is None:
             return None
-        total = weights.sum()
-        if not (np.isfinite(total) and total != 0.0):
-            return None
-        candidate = (weights / total) @ iterates[1:]
+        candidate = weights @ iterates[1:]
         problem = self.problem
         z = self.z.copy()
         _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias,
