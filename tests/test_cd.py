@@ -329,11 +329,12 @@ def test_proximal_newton_pays_where_the_curvature_bound_is_loose():
 @pytest.mark.parametrize("free_intercept", [False, True])
 def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept):
     """The proximal Newton model's sweeps, run one per call with the curvatures of the first
-    call given (how the extrapolating driver runs them), are the sweeps of one call, bit for
-    bit: w, the margins' change r and the model's derivative q."""
+    call given (how the extrapolating driver continues them), are the sweeps of one call, bit
+    for bit: w, the margins' change r and the model's derivative q; and the iterates one call
+    records (points, margins) are the states after each of them."""
     from fastdual.solvers import _cd
     rng = np.random.default_rng(3)
-    n, d = 80, 30
+    n, d, sweeps = 80, 30, 6
     X = sp.random(n, d, density=0.3, random_state=3, format="csc") * 5.0
     X.data += 1.0
     columns = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32))
@@ -342,22 +343,32 @@ def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept
     ws = np.arange(d + 1, dtype=np.int32)          # every feature and the intercept
     floor = np.full(d + 1, 1e-8)
     l2, l1 = 0.0, 0.02
-    runs = []
-    for calls in (1, 6):
+
+    def start():
         w, r, q = np.zeros(d + 1), np.zeros(n), g.copy()
-        curvature, hsums = np.empty(d + 1), np.empty(d + 1)
-        args = (*columns, n, d, 1.0, h, w, r, q, ws, floor, l2, l1, free_intercept)
-        if calls == 1:
-            sweeps, *_ = _cd.model_sweeps(*args, 6, 0.0, 0.0, curvature, hsums)
-        else:
-            sweeps, *_ = _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums)
-            for _ in range(5):
-                sweeps += _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, True)[0]
-        assert sweeps == 6
-        runs.append((w, r, q))
-    for first, second in zip(*runs):
+        return w, r, q, (*columns, n, d, 1.0, h, w, r, q, ws, floor, l2, l1, free_intercept)
+
+    w, r, q, args = start()
+    points, margins = np.full((sweeps + 1, d + 1), np.nan), np.full((sweeps + 1, n), np.nan)
+    done, *_ = _cd.model_sweeps(*args, sweeps, 0.0, 0.0, np.empty(d + 1), np.empty(d + 1),
+                                False, points, margins)
+    assert done == sweeps
+    one_call = (w, r, q)
+
+    w, r, q, args = start()
+    curvature, hsums = np.empty(d + 1), np.empty(d + 1)
+    states = [(w.copy(), r.copy())]
+    done = _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums)[0]
+    states.append((w.copy(), r.copy()))
+    for _ in range(sweeps - 1):
+        done += _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, True)[0]
+        states.append((w.copy(), r.copy()))
+    assert done == sweeps
+    for first, second in zip(one_call, (w, r, q)):
         np.testing.assert_array_equal(first, second)
-    w, r, q = runs[0]
+    for row, (w_s, r_s) in enumerate(states):
+        np.testing.assert_array_equal(points[row], w_s[ws])
+        np.testing.assert_array_equal(margins[row], r_s)
     assert np.count_nonzero(w) > 0
     np.testing.assert_allclose(r, X @ w[:d] + w[d], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(q, g + h * r, rtol=1e-12, atol=1e-14)

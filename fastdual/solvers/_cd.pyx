@@ -271,7 +271,8 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                  const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
                  const int[::1] coordinates, const double[::1] floor, double l2, double l1,
                  bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
-                 double[::1] curvature, double[::1] hsums, bint given=False):
+                 double[::1] curvature, double[::1] hsums, bint given=False,
+                 double[:, ::1] points=None, double[:, ::1] margins=None):
     """Cyclic coordinate descent over `coordinates` on the proximal Newton model of the data
     term at a point w0 (docs/math.md, 4k): minimise over those w_j
 
@@ -291,7 +292,9 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     curvatures those of the h-centred columns, L_j - (sum_i h_i x_ij)^2 / sum_i h_i (hsums, out:
     sum_i h_i x_ij per coordinate).
     given: curvature and hsums are those of an earlier call at the same h (a continuation:
-    the sweeps start at once, and the returned w0 violation is 0)."""
+    the sweeps start at once, and the returned w0 violation is 0).
+    points, margins (max_sweeps + 1 rows each, or None): row 0 the coordinates' w and r at the
+    start, row s those after sweep s (the extrapolation's iterates)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -299,6 +302,8 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, lam2, lam1, score
     cdef double delta, xv, hx, total = 0.0, excess = 0.0, shift = 0.0
     cdef Py_ssize_t m_first
+    cdef bint record = points is not None and margins is not None \
+        and points.shape[0] > max_sweeps and margins.shape[0] > max_sweeps
     cdef bint eliminate = free_intercept and bias != 0.0 and m > 0 and \
         coordinates[m - 1] == n_features
     with nogil:
@@ -355,6 +360,8 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
             curvature[k] = lip if lip > floor[j] else floor[j]
         if first <= tol and not given:
             max_sweeps = 0      # w0 solves the coordinates to tol already
+        if record:
+            _record(points, margins, 0, w, r, coordinates)
         while sweep < max_sweeps:
             largest = 0.0
             if eliminate:
@@ -418,9 +425,21 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                     q[i] += h[i] * shift
                 work += n_samples
             sweep += 1
+            if record:
+                _record(points, margins, sweep, w, r, coordinates)
             if largest <= model_tol:
                 break
     return sweep, work, first, largest
+
+
+cdef inline void _record(double[:, ::1] points, double[:, ::1] margins, Py_ssize_t row,
+                         const double[::1] w, const double[::1] r,
+                         const int[::1] coordinates) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(coordinates.shape[0]):
+        points[row, k] = w[coordinates[k]]
+    for k in range(r.shape[0]):
+        margins[row, k] = r[k]
 
 
 

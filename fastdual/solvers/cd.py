@@ -308,41 +308,35 @@ class CD:
         free_last = bool(problem.free_intercept and problem.bias and ws[-1] == d)
         m = ws.shape[0]
         points, margins = np.empty((ANDERSON_K + 1, m)), np.empty((ANDERSON_K + 1, n))
-        points[0], margins[0] = trial[ws], r
-        recorded = 1
         while sweeps < MODEL_SWEEPS:
-            _, read, _, last = _cd.model_sweeps(*args, 1, tol, model_tol, curvature, hsums,
-                                                True)
-            sweeps += 1
+            # a block of ANDERSON_K sweeps, its iterates recorded (row 0: where it starts)
+            done, read, _, last = _cd.model_sweeps(*args, ANDERSON_K, tol, model_tol,
+                                                   curvature, hsums, True, points, margins)
+            sweeps += done
             entries += read
-            if last <= model_tol:
+            if last <= model_tol or done < ANDERSON_K:
                 break
-            points[recorded], margins[recorded] = trial[ws], r
-            recorded += 1
-            if recorded <= ANDERSON_K:
-                continue
             weights = anderson_weights(points)
-            if weights is not None:
-                candidate, changes = weights @ points[1:], weights @ margins[1:]
-                entries += m + ANDERSON_K * n
-                # (the weights the last sweep set to 0 stay 0: no support the sweeps dropped)
-                zeroed = (points[-1] == 0.0) & (candidate != 0.0)
-                if free_last:
-                    zeroed[-1] = False
-                if np.any(zeroed):
-                    _cd.add_columns(*self.columns, n, d, self.bias, ws[zeroed],
-                                    -candidate[zeroed], changes)
-                    candidate[zeroed] = 0.0
-                if (float(u @ changes + 0.5 * (h @ (changes * changes)))
-                        + penalty(candidate, problem.l2, problem.l1, free_last)
-                        < float(u @ r + 0.5 * (h @ (r * r)))
-                        + penalty(points[-1], problem.l2, problem.l1, free_last)):
-                    trial[ws] = candidate
-                    r[:] = changes
-                    np.multiply(h, r, out=q)
-                    q += u
-            points[0], margins[0] = trial[ws], r
-            recorded = 1
+            if weights is None:
+                continue
+            candidate, changes = weights @ points[1:], weights @ margins[1:]
+            entries += m + ANDERSON_K * n
+            # (the weights the last sweep set to 0 stay 0: no support the sweeps dropped)
+            zeroed = (points[-1] == 0.0) & (candidate != 0.0)
+            if free_last:
+                zeroed[-1] = False
+            if np.any(zeroed):
+                _cd.add_columns(*self.columns, n, d, self.bias, ws[zeroed], -candidate[zeroed],
+                                changes)
+                candidate[zeroed] = 0.0
+            if (float(u @ changes + 0.5 * (h @ (changes * changes)))
+                    + penalty(candidate, problem.l2, problem.l1, free_last)
+                    < float(u @ r + 0.5 * (h @ (r * r)))
+                    + penalty(points[-1], problem.l2, problem.l1, free_last)):
+                trial[ws] = candidate
+                r[:] = changes
+                np.multiply(h, r, out=q)
+                q += u
         return entries, violation
 
     def _gram_buffers(self, ws):
