@@ -123,7 +123,7 @@ def test_squared_hinge_primal_below_liblinear(data):
 
 
 def test_squared_hinge_certified(data):
-    """-s 5: a certified 1e-6 within 3000 passes (about 2000 with the proximal Newton model's
+    """-s 5: a certified 1e-6 within 3000 passes (about 2100 with the proximal Newton model's
     extrapolated sweeps; 2e-2 at 3000 with plain ones, which zigzag between the collinear
     features of the long rows)."""
     X, y = data
