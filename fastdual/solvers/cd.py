@@ -74,7 +74,8 @@ class CD:
                                    "grown every epoch; False: every coordinate every sweep"),
         "anderson": Option(True, kind=bool,
                            help="Anderson extrapolation of the sweeps' iterates every "
-                                f"{ANDERSON_K} sweeps, kept when it lowers the objective"),
+                                f"{ANDERSON_K} sweeps, kept when it lowers the objective (with "
+                                "newton, of the model's sweeps, kept when it lowers the model)"),
         "newton": Option(True, kind=bool,
                          help="proximal Newton steps on the working set (the losses whose "
                               "curvature varies: all but the squared loss); False: sweeps "
