@@ -326,18 +326,24 @@ def test_proximal_newton_pays_where_the_curvature_bound_is_loose():
     assert 2 * newton.n_epochs_ < plain.n_epochs_
 
 
+@pytest.mark.parametrize("layout", ["sparse", "dense"])
 @pytest.mark.parametrize("free_intercept", [False, True])
-def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept):
+def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept, layout):
     """The proximal Newton model's sweeps, run one per call with the curvatures of the first
     call given (how the extrapolating driver continues them), are the sweeps of one call, bit
     for bit: w, the margins' change r and the model's derivative q; and the iterates one call
-    records (points, margins) are the states after each of them."""
+    records (points, margins) are the states after each of them. Sparse columns run on the
+    kernel's packed state (h, r, q interleaved), dense ones on the vectors: both against numpy."""
     from fastdual.solvers import _cd
     rng = np.random.default_rng(3)
     n, d, sweeps = 80, 30, 6
     X = sp.random(n, d, density=0.3, random_state=3, format="csc") * 5.0
     X.data += 1.0
-    columns = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32))
+    if layout == "sparse":
+        columns = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32))
+    else:
+        empty = np.empty(0, dtype=np.int32)
+        columns = (np.asfortranarray(X.toarray()).ravel(order="F"), empty, empty)
     h = rng.uniform(0.0, 0.25, n) / n
     g = rng.standard_normal(n) / n
     ws = np.arange(d + 1, dtype=np.int32)          # every feature and the intercept

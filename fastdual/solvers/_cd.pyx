@@ -21,6 +21,7 @@ free intercept (no penalty) takes w_b <- w_b - g_b / L_b.
 from cython cimport floating
 from libc.math cimport fabs
 
+from fastdual._core.alloc cimport fd_work_alloc, fd_work_free
 from fastdual._core.losses cimport Loss, QUADRATIC
 from fastdual._core.rows cimport row_axpy, row_dot, row_range, soft_threshold
 
@@ -78,6 +79,34 @@ cdef inline double _sum(const double* u, Py_ssize_t n) noexcept nogil:
         i += 2
     if i < n:
         s0 += u[i]
+    return s0 + s1
+
+
+cdef inline double _packed_dot(const floating* data, const int* indices, Py_ssize_t start,
+                                Py_ssize_t end, const double* v) noexcept nogil:
+    """row_dot of a sparse column against the entries v[4 i] of a packed state (the same
+    partial sums, so the same bits as row_dot on the unpacked vector)."""
+    cdef Py_ssize_t k = start
+    cdef double s0 = 0.0, s1 = 0.0
+    while k + 2 <= end:
+        s0 += data[k] * v[4 * indices[k]]
+        s1 += data[k + 1] * v[4 * indices[k + 1]]
+        k += 2
+    if k < end:
+        s0 += data[k] * v[4 * indices[k]]
+    return s0 + s1
+
+
+cdef inline double _packed_sum(const double* v, Py_ssize_t n) noexcept nogil:
+    """_sum over the entries v[4 i] of a packed state (the same partial sums)."""
+    cdef Py_ssize_t i = 0
+    cdef double s0 = 0.0, s1 = 0.0
+    while i + 2 <= n:
+        s0 += v[4 * i]
+        s1 += v[4 * (i + 1)]
+        i += 2
+    if i < n:
+        s0 += v[4 * i]
     return s0 + s1
 
 
@@ -306,7 +335,25 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
         and points.shape[0] > max_sweeps and margins.shape[0] > max_sweeps
     cdef bint eliminate = free_intercept and bias != 0.0 and m > 0 and \
         coordinates[m - 1] == n_features
+    # Sparse columns: h, r and q interleaved, four doubles a sample on 32-byte boundaries (the
+    # sweeps read q and write r and q, reading h, of the same scattered samples: one cache line
+    # instead of three). Dense columns read the three vectors in order, which the compiler
+    # vectorises; they stay apart.
+    cdef bint packed = ind != NULL
+    cdef size_t packed_bytes = (4 * n_samples + 8) * sizeof(double) if packed else 0
+    cdef void* block = NULL
+    cdef double* hrq = NULL
+    if packed:
+        block = fd_work_alloc(packed_bytes)
+        if block == NULL:
+            raise MemoryError("model_sweeps: no memory for the packed model state")
+        hrq = <double*>((<size_t>block + 31) & ~(<size_t>31))
     with nogil:
+        if packed:
+            for i in range(n_samples):
+                hrq[4 * i] = h[i]
+                hrq[4 * i + 1] = r[i]
+                hrq[4 * i + 2] = q[i]
         # The curvatures, and w0's violation on the coordinates (q = g at the start: the
         # model's derivative is the data term's), in one read of the columns.
         if given:
@@ -365,7 +412,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
         while sweep < max_sweeps:
             largest = 0.0
             if eliminate:
-                excess = _sum(&q[0], n_samples)
+                excess = _packed_sum(hrq + 2, n_samples) if packed else _sum(&q[0], n_samples)
                 shift = -excess / total
                 work += n_samples
             for k in range(m):
@@ -375,14 +422,16 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                 if eliminate and j == n_features:
                     continue            # held in shift, folded at the sweep's end
                 if j == n_features:
-                    grad = bias * _sum(&q[0], n_samples)
+                    grad = bias * (_packed_sum(hrq + 2, n_samples) if packed
+                                   else _sum(&q[0], n_samples))
                     work += n_samples
                     if free_intercept:
                         lam2 = 0.0
                         lam1 = 0.0
                 else:
                     row_range(ptr, j, n_samples, &start, &end)
-                    grad = row_dot(x, ind, start, end, &q[0])
+                    grad = (_packed_dot(x, ind, start, end, hrq + 2) if packed
+                            else row_dot(x, ind, start, end, &q[0]))
                     if eliminate:
                         grad += shift * hsums[k]
                     work += end - start
@@ -402,14 +451,19 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                     delta = new - old
                     if j == n_features:
                         delta *= bias
-                        for i in range(n_samples):
-                            r[i] += delta
-                            q[i] += h[i] * delta
-                    elif ind != NULL:
+                        if packed:
+                            for i in range(n_samples):
+                                hrq[4 * i + 1] += delta
+                                hrq[4 * i + 2] += hrq[4 * i] * delta
+                        else:
+                            for i in range(n_samples):
+                                r[i] += delta
+                                q[i] += h[i] * delta
+                    elif packed:
                         for p in range(start, end):
-                            i = ind[p]
-                            r[i] += delta * x[p]
-                            q[i] += h[i] * delta * x[p]
+                            i = 4 * ind[p]
+                            hrq[i + 1] += delta * x[p]
+                            hrq[i + 2] += hrq[i] * delta * x[p]
                     else:
                         for p in range(start, end):
                             i = p - start
@@ -420,15 +474,29 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                         shift = -excess / total
             if eliminate and shift != 0.0:
                 w[n_features] += shift / bias
-                for i in range(n_samples):
-                    r[i] += shift
-                    q[i] += h[i] * shift
+                if packed:
+                    for i in range(n_samples):
+                        hrq[4 * i + 1] += shift
+                        hrq[4 * i + 2] += hrq[4 * i] * shift
+                else:
+                    for i in range(n_samples):
+                        r[i] += shift
+                        q[i] += h[i] * shift
                 work += n_samples
             sweep += 1
             if record:
+                if packed:
+                    for i in range(n_samples):
+                        r[i] = hrq[4 * i + 1]
                 _record(points, margins, sweep, w, r, coordinates)
             if largest <= model_tol:
                 break
+        if packed:
+            for i in range(n_samples):
+                r[i] = hrq[4 * i + 1]
+                q[i] = hrq[4 * i + 2]
+    if packed:
+        fd_work_free(block, packed_bytes)
     return sweep, work, first, largest
 
 
