@@ -153,6 +153,8 @@ class CD:
             self.q = np.empty(n)        # its derivative in the margins, g + h r
             self.trial = np.empty(d + 1)  # the model's minimiser on the working set
             self.floor = MODEL_FLOOR * self.lipschitz   # the model's least curvature
+            # the margins' changes of the model's last ANDERSON_K + 1 sweeps (_model_sweeps)
+            self.model_margins = np.empty((ANDERSON_K + 1, n)) if self.anderson else None
         self._refresh()
 
     def _refresh(self):
@@ -286,10 +288,9 @@ class CD:
         margins' change into self.r; with anderson, the trial points of every ANDERSON_K + 1
         sweeps extrapolated (the margins' changes r are affine in them: the same combination
         of theirs; the weights the last sweep left at 0 kept at 0), kept when the model is
-        lower there. Collinear columns (raw counts, whose
-        frequent features all follow the row's length) make the sweeps zigzag, and there the
-        extrapolation is what reaches MODEL_TOL. Returns (the entries of X read, w's largest
-        violation on the set)."""
+        lower there. Collinear columns (raw counts, whose frequent features all follow the
+        row's length) make the sweeps zigzag, and there the extrapolation is what reaches
+        MODEL_TOL. Returns (the entries of X read, w's largest violation on the set)."""
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         trial, r, q, h, u = self.trial, self.r, self.q, self.h, self.u
@@ -308,7 +309,7 @@ class CD:
             return entries, violation
         free_last = bool(problem.free_intercept and problem.bias and ws[-1] == d)
         m = ws.shape[0]
-        points, margins = np.empty((ANDERSON_K + 1, m)), np.empty((ANDERSON_K + 1, n))
+        points, margins = np.empty((ANDERSON_K + 1, m)), self.model_margins
         while sweeps < MODEL_SWEEPS:
             # a block of ANDERSON_K sweeps, its iterates recorded (row 0: where it starts)
             done, read, _, last = _cd.model_sweeps(*args, ANDERSON_K, tol, model_tol,
