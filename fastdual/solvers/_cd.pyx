@@ -451,14 +451,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                     delta = new - old
                     if j == n_features:
                         delta *= bias
-                        if packed:
-                            for i in range(n_samples):
-                                hrq[4 * i + 1] += delta
-                                hrq[4 * i + 2] += hrq[4 * i] * delta
-                        else:
-                            for i in range(n_samples):
-                                r[i] += delta
-                                q[i] += h[i] * delta
+                        _shift_margins(n_samples, delta, hrq, &h[0], &r[0], &q[0])
                     elif packed:
                         for p in range(start, end):
                             i = 4 * ind[p]
@@ -474,14 +467,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                         shift = -excess / total
             if eliminate and shift != 0.0:
                 w[n_features] += shift / bias
-                if packed:
-                    for i in range(n_samples):
-                        hrq[4 * i + 1] += shift
-                        hrq[4 * i + 2] += hrq[4 * i] * shift
-                else:
-                    for i in range(n_samples):
-                        r[i] += shift
-                        q[i] += h[i] * shift
+                _shift_margins(n_samples, shift, hrq, &h[0], &r[0], &q[0])
                 work += n_samples
             sweep += 1
             if record:
@@ -498,6 +484,21 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     if packed:
         fd_work_free(block, packed_bytes)
     return sweep, work, first, largest
+
+
+cdef inline void _shift_margins(Py_ssize_t n, double delta, double* hrq, const double* h,
+                                double* r, double* q) noexcept nogil:
+    """Every sample's model margin moved by delta (an intercept's step): r += delta and
+    q += h delta, in the packed state hrq when there is one (not NULL), else in r and q."""
+    cdef Py_ssize_t i
+    if hrq != NULL:
+        for i in range(n):
+            hrq[4 * i + 1] += delta
+            hrq[4 * i + 2] += hrq[4 * i] * delta
+    else:
+        for i in range(n):
+            r[i] += delta
+            q[i] += h[i] * delta
 
 
 cdef inline void _record(double[:, ::1] points, double[:, ::1] margins, Py_ssize_t row,
