@@ -350,6 +350,8 @@ def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept
     floor = np.full(d + 1, 1e-8)
     l2, l1 = 0.0, 0.02
 
+    packed = np.full(_cd.packed_length(n), np.nan)
+
     def start():
         w, r, q = np.zeros(d + 1), np.zeros(n), g.copy()
         return w, r, q, (*columns, n, d, 1.0, h, w, r, q, ws, floor, l2, l1, free_intercept)
@@ -357,17 +359,17 @@ def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept
     w, r, q, args = start()
     points, margins = np.full((sweeps + 1, d + 1), np.nan), np.full((sweeps + 1, n), np.nan)
     done, *_ = _cd.model_sweeps(*args, sweeps, 0.0, 0.0, np.empty(d + 1), np.empty(d + 1),
-                                False, points, margins)
+                                packed, False, points, margins)
     assert done == sweeps
     one_call = (w, r, q)
 
     w, r, q, args = start()
     curvature, hsums = np.empty(d + 1), np.empty(d + 1)
     states = [(w.copy(), r.copy())]
-    done = _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums)[0]
+    done = _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, packed)[0]
     states.append((w.copy(), r.copy()))
     for _ in range(sweeps - 1):
-        done += _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, True)[0]
+        done += _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, packed, True)[0]
         states.append((w.copy(), r.copy()))
     assert done == sweeps
     for first, second in zip(one_call, (w, r, q)):
@@ -378,33 +380,53 @@ def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept
     assert np.count_nonzero(w) > 0
     np.testing.assert_allclose(r, X @ w[:d] + w[d], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(q, g + h * r, rtol=1e-12, atol=1e-14)
+    if layout == "sparse":
+        # work space or recorded iterates of the wrong size: refused, not overrun
+        with pytest.raises(ValueError, match="packed_state"):
+            _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, packed[:4 * n], True)
+    with pytest.raises(ValueError, match="points and margins"):
+        _cd.model_sweeps(*args, 1, 0.0, 0.0, curvature, hsums, packed, True, np.empty((2, d)),
+                         np.empty((2, n)))
 
 
-def test_extrapolated_model_sweeps_reach_a_lower_model_than_plain_ones():
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_extrapolated_model_sweeps_reach_a_lower_model_than_plain_ones(layout, monkeypatch):
     """Collinear raw columns (every row's counts scaled by its length): the proximal Newton
     model's sweeps zigzag, and the extrapolation of every ANDERSON_K sweeps reaches a lower
-    model value in the same sweeps (docs/math.md 4k, "Raw counts")."""
+    model value in the same number of sweeps, MODEL_SWEEPS (docs/math.md 4k, "Raw text")."""
     from fastdual.solvers import cd as cd_module
     rng = np.random.default_rng(5)
     n, d = 300, 40
     X = np.abs(rng.standard_normal((n, d))) * rng.lognormal(0.0, 1.0, (n, 1))
+    if layout == "sparse":
+        X = sp.csr_matrix(X)
     y = np.where(rng.standard_normal(n) > 0, 1.0, -1.0)
+    kernel, swept = cd_module._cd.model_sweeps, []
+
+    def counted(*args):
+        result = kernel(*args)
+        swept[-1] += result[0]
+        return result
+
+    monkeypatch.setattr(cd_module._cd, "model_sweeps", counted)
     values = {}
     for anderson in (False, True):
+        swept.append(0)
         problem = build_problem(X, y, loss="logistic", alpha=None, C=1.0, l1_ratio=1.0,
                                 fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
                                 loss_params={})
         solver = cd_module.CD(problem, dict(working_set=True, anderson=anderson, newton=True,
                                             screening=False), seed=0)
         ws = np.arange(d + 1, dtype=np.int32)
-        loss = _newton.loss_terms(solver.y, solver.cn, solver.z, solver.loss,
-                                                   solver.u, solver.h)
+        loss = _newton.loss_terms(solver.y, solver.cn, solver.z, solver.loss, solver.u,
+                                  solver.h)
         np.copyto(solver.trial, solver.w)
         _, violation = solver._model_sweeps(ws, 0.0, np.empty(d + 1), np.empty(d + 1))
         r = solver.r
         values[anderson] = (float(solver.u @ r + 0.5 * solver.h @ (r * r))
                             + problem.l1 * np.abs(solver.trial[ws]).sum())
         assert violation > 0.0 and loss > 0.0
+    assert swept == [cd_module.MODEL_SWEEPS] * 2
     assert values[True] < values[False]
 
 

@@ -21,7 +21,6 @@ free intercept (no penalty) takes w_b <- w_b - g_b / L_b.
 from cython cimport floating
 from libc.math cimport fabs
 
-from fastdual._core.alloc cimport fd_work_alloc, fd_work_free
 from fastdual._core.losses cimport Loss, QUADRATIC
 from fastdual._core.rows cimport row_axpy, row_dot, row_range, soft_threshold
 
@@ -295,13 +294,18 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
     return sweep, work, largest
 
 
+def packed_length(Py_ssize_t n_samples):
+    """The doubles model_sweeps' packed_state needs: four a sample, on a 32-byte boundary."""
+    return 4 * n_samples + 4
+
+
 def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                  Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                  const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
                  const int[::1] coordinates, const double[::1] floor, double l2, double l1,
                  bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
-                 double[::1] curvature, double[::1] hsums, bint given=False,
-                 double[:, ::1] points=None, double[:, ::1] margins=None):
+                 double[::1] curvature, double[::1] hsums, double[::1] packed_state,
+                 bint given=False, double[:, ::1] points=None, double[:, ::1] margins=None):
     """Cyclic coordinate descent over `coordinates` on the proximal Newton model of the data
     term at a point w0 (docs/math.md, 4k): minimise over those w_j
 
@@ -320,6 +324,8 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     model's weights h: its exact shift -sum_i q_i / sum_i h_i held as one number, the features'
     curvatures those of the h-centred columns, L_j - (sum_i h_i x_ij)^2 / sum_i h_i (hsums, out:
     sum_i h_i x_ij per coordinate).
+    packed_state: work space of at least packed_length(n_samples) doubles, where sparse columns
+    keep h, r and q interleaved during the call (unused for dense columns).
     given: curvature and hsums are those of an earlier call at the same h (a continuation:
     the sweeps start at once, and the returned w0 violation is 0).
     points, margins (max_sweeps + 1 rows each, or None): row 0 the coordinates' w and r at the
@@ -340,14 +346,13 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
     # instead of three). Dense columns read the three vectors in order, which the compiler
     # vectorises; they stay apart.
     cdef bint packed = ind != NULL
-    cdef size_t packed_bytes = (4 * n_samples + 8) * sizeof(double) if packed else 0
-    cdef void* block = NULL
     cdef double* hrq = NULL
+    if record and (points.shape[1] != m or margins.shape[1] != n_samples):
+        raise ValueError(f"points and margins must have {m} and {n_samples} columns")
     if packed:
-        block = fd_work_alloc(packed_bytes)
-        if block == NULL:
-            raise MemoryError("model_sweeps: no memory for the packed model state")
-        hrq = <double*>((<size_t>block + 31) & ~(<size_t>31))
+        if packed_state.shape[0] < packed_length(n_samples):
+            raise ValueError(f"packed_state must hold {packed_length(n_samples)} doubles")
+        hrq = <double*>((<size_t>&packed_state[0] + 31) & ~(<size_t>31))
     with nogil:
         if packed:
             for i in range(n_samples):
@@ -481,8 +486,6 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
             for i in range(n_samples):
                 r[i] = hrq[4 * i + 1]
                 q[i] = hrq[4 * i + 2]
-    if packed:
-        fd_work_free(block, packed_bytes)
     return sweep, work, first, largest
 
 

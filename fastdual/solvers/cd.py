@@ -36,13 +36,16 @@ P0 = 10             # the first working set's size (and the smallest)
 INNER_TOL = 0.3     # sweep the working set until its violation is below this times the outer one
 INNER_PASSES = 10.0  # ... or until the sweeps have read this many passes' entries of X
 ANDERSON_K = 5      # sweeps between Anderson extrapolations
-MODEL_SWEEPS = 20   # proximal Newton: sweeps over the working set's model per step, at most
+# proximal Newton: sweeps over the working set's model per step, at most (the first sweep and
+# four blocks of ANDERSON_K, each block extrapolated)
+MODEL_SWEEPS = 1 + 4 * ANDERSON_K
 MODEL_TOL = 0.3     # ... stopping once the model's violation is below this times the set's
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
 GRAM_SWEEPS = 1000  # the model on its Gram matrix: sweeps per step, at most
-GRAM_ROW_ENTRIES = 2 * MODEL_SWEEPS  # ... used while the rows' mean entries in W are at most this
+GRAM_ROW_ENTRIES = 40  # ... used while the rows' mean entries in W are at most this (twice the
+#                        20 column sweeps a step the rule was measured against)
 GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 EPS = np.finfo(float).eps
 
@@ -155,6 +158,7 @@ class CD:
             self.floor = MODEL_FLOOR * self.lipschitz   # the model's least curvature
             # the margins' changes of the model's last ANDERSON_K + 1 sweeps (_model_sweeps)
             self.model_margins = np.empty((ANDERSON_K + 1, n)) if self.anderson else None
+            self.packed_state = np.empty(_cd.packed_length(n))   # the sweeps' work space
         self._refresh()
 
     def _refresh(self):
@@ -301,19 +305,22 @@ class CD:
         model_tol = MODEL_TOL * tol
         if not self.anderson:
             _, entries, violation, _ = _cd.model_sweeps(*args, MODEL_SWEEPS, tol, model_tol,
-                                                        curvature, hsums)
+                                                        curvature, hsums, self.packed_state)
             return entries, violation
         sweeps, entries, violation, last = _cd.model_sweeps(*args, 1, tol, model_tol,
-                                                            curvature, hsums)
+                                                            curvature, hsums, self.packed_state)
         if sweeps == 0 or last <= model_tol:
             return entries, violation
         free_last = bool(problem.free_intercept and problem.bias and ws[-1] == d)
         m = ws.shape[0]
         points, margins = np.empty((ANDERSON_K + 1, m)), self.model_margins
         while sweeps < MODEL_SWEEPS:
-            # a block of ANDERSON_K sweeps, its iterates recorded (row 0: where it starts)
-            done, read, _, last = _cd.model_sweeps(*args, ANDERSON_K, tol, model_tol,
-                                                   curvature, hsums, True, points, margins)
+            # a block of ANDERSON_K sweeps, its iterates recorded (row 0: where it starts); the
+            # last may be shorter (MODEL_SWEEPS in all), and is not extrapolated
+            block = min(ANDERSON_K, MODEL_SWEEPS - sweeps)
+            done, read, _, last = _cd.model_sweeps(*args, block, tol, model_tol, curvature,
+                                                   hsums, self.packed_state, True, points,
+                                                   margins)
             sweeps += done
             entries += read
             if last <= model_tol or done < ANDERSON_K:
