@@ -86,8 +86,10 @@ def test_dual_is_a_lower_bound_for_liblinear(data):
     model = fastdual.train(X, y, loss="logistic", C=C, l1_ratio=1.0, solver="cd", tol=1e-6,
                            max_epochs=2000)
     assert model.converged_
+    # (a fixed seed: liblinear's l1 solver shuffles its coordinates)
     ref = sklearn.LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-8,
-                                     max_iter=10000, intercept_scaling=1.0).fit(X, y)
+                                     max_iter=10000, intercept_scaling=1.0,
+                                     random_state=0).fit(X, y)
     w = np.append(ref.coef_.ravel(), ref.intercept_[0])
     z = y * (X @ ref.coef_.ravel() + ref.intercept_[0])
     ref_primal = np.mean(np.logaddexp(0.0, -z)) + np.abs(w).sum() / (C * n)
