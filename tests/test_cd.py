@@ -497,3 +497,72 @@ def test_l1_squared_hinge_reaches_liblinears_optimum():
     theirs = np_objective(X, y, w_ll[:30], w_ll[30], **kwargs)
     assert ours == pytest.approx(theirs, rel=1e-8)
     assert ours <= theirs * (1 + 1e-12)
+
+
+def _scores_of(grads, w, l2, l1, curvatures):
+    """_cd.scores for features j = 0..k-1, each a one-entry column (x_jj = 1) so that its
+    gradient x_j . u is grads[j]; no intercept."""
+    from fastdual.solvers import _cd
+    k = len(grads)
+    X = sp.identity(k, format="csc", dtype=np.float64)
+    out = np.zeros(k + 1)
+    largest = _cd.scores(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32), k, k,
+                         0.0, np.asarray(grads, dtype=float), np.r_[w, 0.0], l2, l1, False,
+                         np.arange(k, dtype=np.int32), np.r_[curvatures, 0.0], out)
+    assert largest == out[:k].max()
+    return out[:k]
+
+
+def _brute_force_step(grad, w, l2, l1, curv):
+    """argmin_t grad (t - w) + curv (t - w)^2 / 2 + l2 t^2 / 2 + l1 |t| by a bracketing
+    search on a fine grid and golden sections (independent of soft_threshold)."""
+    from scipy.optimize import minimize_scalar
+
+    def f(t):
+        return grad * (t - w) + 0.5 * curv * (t - w) ** 2 + 0.5 * l2 * t * t + l1 * abs(t)
+    span = 4.0 * (abs(w) + (abs(grad) + l1) / (curv + l2)) + 1.0
+    grid = np.linspace(w - span, w + span, 20001)
+    best = grid[np.argmin([f(t) for t in grid])]
+    step = grid[1] - grid[0]
+    if f(0.0) <= f(best):
+        best = 0.0
+    t = minimize_scalar(f, bounds=(best - step, best + step), method="bounded",
+                        options={"xatol": 1e-14}).x
+    return 0.0 if f(0.0) <= f(t) else t
+
+
+@pytest.mark.parametrize("l2", [0.0, 0.3])
+def test_violation_is_the_proximal_steps_length_where_it_reaches_zero(l2):
+    """The working-set score (docs/math.md 4k, "Violation"): the distance of 0 to the
+    subdifferential where the coordinate's proximal step stays on w_j's side (bit for bit),
+    its length times curv + l2 where it reaches 0 or crosses (checked against a brute-force
+    1-D minimisation), and so continuous at w_j = 0: a weight at 1e-15 whose gradient points
+    across 0 scores about curv 1e-15, not 2 l1."""
+    l1, curv = 0.7, 3.0
+    rng = np.random.default_rng(0)
+    w = np.r_[rng.normal(0.0, 1.0, 40), [1e-15, -1e-15, 1e-13, 0.0, 0.0, 0.2, -0.2]]
+    grads = np.r_[rng.normal(0.0, 2.0, 40), [l1, -l1, l1 * (1 + 1e-7), 0.5, -1.1, 1.3, -1.3]]
+    scores = _scores_of(grads, w, l2, l1, np.full(w.shape[0], curv))
+    crossings = 0
+    for j in range(w.shape[0]):
+        g = grads[j] + l2 * w[j]
+        if w[j] == 0.0:
+            assert scores[j] == max(abs(g) - l1, 0.0)
+            continue
+        distance = abs(g + l1 * np.sign(w[j]))
+        target = _brute_force_step(grads[j], w[j], l2, l1, curv)
+        if target * w[j] > 0.0 and abs(target) > 1e-6:     # the step stays on w_j's side
+            assert scores[j] == distance
+        else:
+            crossings += 1
+            assert scores[j] <= distance
+            assert scores[j] == pytest.approx((curv + l2) * abs(w[j] - target), rel=1e-7,
+                                              abs=1e-7)
+    assert crossings >= 10
+    # The weights at +-1e-15 with their gradient at -l1 sign(w): the distance is 2 l1.
+    assert scores[40] < 1e-13 and scores[41] < 1e-13
+    # At 1e-13 with its gradient past -l1 sign(w) by 7e-8: the step crosses 0, by that excess.
+    assert scores[42] == pytest.approx(l1 * 1e-7, rel=1e-6)
+    # With no curvature (an empty column) the distance is kept.
+    flat = _scores_of(grads[40:42], w[40:42], l2, l1, np.zeros(2))
+    np.testing.assert_allclose(flat, 2.0 * l1, rtol=1e-12)

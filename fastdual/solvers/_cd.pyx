@@ -32,15 +32,24 @@ cdef inline double _derivative(Loss loss, bint quadratic, double y, double z) no
     return loss.derivative(y, z)
 
 
-cdef inline double _violation(double grad, double w, double l2, double l1) noexcept nogil:
-    """The distance of 0 to grad + l2 w + l1 d|w| (the subdifferential of the coordinate's
-    objective): 0 exactly at the coordinate's optimum."""
+cdef inline double _violation(double grad, double w, double l2, double l1,
+                              double curv) noexcept nogil:
+    """The coordinate's violation of optimality, 0 exactly at its optimum: the distance of 0 to
+    grad + l2 w + l1 d|w| (the subdifferential of the coordinate's objective), except where
+    the proximal step with curvature curv (> 0) would take w_j to 0 or across it; there the
+    step's length times curv + l2, which is smaller (docs/math.md 4k, "Violation"). Without
+    the exception a weight left at 1e-15 by rounding, its gradient at -l1 sign(w), would
+    count 2 l1, as if far from its optimum 0."""
     cdef double g = grad + l2 * w
     if w > 0.0:
-        return fabs(g + l1)
-    if w < 0.0:
-        return fabs(g - l1)
-    return g - l1 if g > l1 else (-g - l1 if -g > l1 else 0.0)
+        if curv <= 0.0 or curv * w - grad >= l1:
+            return fabs(g + l1)
+    elif w < 0.0:
+        if curv <= 0.0 or curv * w - grad <= -l1:
+            return fabs(g - l1)
+    else:
+        return g - l1 if g > l1 else (-g - l1 if -g > l1 else 0.0)
+    return fabs(soft_threshold(curv * w - grad, l1) - (curv + l2) * w)
 
 
 cdef void _move(const floating* x, const int* ind, Py_ssize_t start, Py_ssize_t end,
@@ -146,7 +155,7 @@ def derivatives(const double[::1] y, const double[::1] cn, Loss loss, const doub
 def scores(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
            Py_ssize_t n_samples, Py_ssize_t n_features, double bias, const double[::1] u,
            const double[::1] w, double l2, double l1, bint free_intercept,
-           const int[::1] features, double[::1] out):
+           const int[::1] features, const double[::1] lipschitz, double[::1] out):
     """The full gradient's pass over the features not screened (`features`, < n_features):
     out_j = the distance of 0 to the subdifferential of the objective in w_j (x_j . u + l2 w_j
     + l1 d|w_j|; the free intercept's g_b alone), for each of them and for the intercept's
@@ -162,14 +171,15 @@ def scores(const floating[::1] data, const int[::1] indices, const int[::1] indp
             j = features[k]
             row_range(ptr, j, n_samples, &start, &end)
             grad = row_dot(x, ind, start, end, &u[0])
-            score = _violation(grad, w[j], l2, l1)
+            score = _violation(grad, w[j], l2, l1, lipschitz[j])
             out[j] = score
             if score > largest:
                 largest = score
         score = 0.0
         if bias != 0.0:
             grad = bias * _sum(&u[0], n_samples)
-            score = fabs(grad) if free_intercept else _violation(grad, w[n_features], l2, l1)
+            score = (fabs(grad) if free_intercept
+                     else _violation(grad, w[n_features], l2, l1, lipschitz[n_features]))
         out[n_features] = score
         if score > largest:
             largest = score
@@ -260,10 +270,10 @@ def sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indp
                         grad += shift * column_sums[j]
                     work += end - start
                 old = w[j]
-                score = _violation(grad, old, lam2, lam1)
+                lip = lipschitz[j]
+                score = _violation(grad, old, lam2, lam1, lip)
                 if score > largest:
                     largest = score
-                lip = lipschitz[j]
                 if lip > 0.0:
                     new = soft_threshold(lip * old - grad, lam1) / (lip + lam2)
                 elif lam1 > 0.0 or lam2 > 0.0:
@@ -400,7 +410,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                 work += end - start
             hsums[k] = hx
             curvature[k] = lip
-            score = _violation(grad, w[j], lam2, lam1)
+            score = _violation(grad, w[j], lam2, lam1, lip if lip > floor[j] else floor[j])
             if score > first:
                 first = score
         eliminate = eliminate and total > 0.0
@@ -441,10 +451,10 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                         grad += shift * hsums[k]
                     work += end - start
                 old = w[j]
-                score = _violation(grad, old, lam2, lam1)
+                lip = curvature[k]
+                score = _violation(grad, old, lam2, lam1, lip)
                 if score > largest:
                     largest = score
-                lip = curvature[k]
                 if lip > 0.0:
                     new = soft_threshold(lip * old - grad, lam1) / (lip + lam2)
                 elif lam1 > 0.0 or lam2 > 0.0:
@@ -603,7 +613,9 @@ def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
     cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, score, delta
     with nogil:
         for k in range(m):
-            score = _violation(b[k], w[coordinates[k]], l2, l1)
+            j = coordinates[k]
+            lip = gram[k, k]
+            score = _violation(b[k], w[j], l2, l1, lip if lip > floor[j] else floor[j])
             if score > first:
                 first = score
         if first <= tol:
@@ -614,11 +626,11 @@ def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
                 j = coordinates[k]
                 grad = b[k] + hd[k]
                 old = w[j]
-                score = _violation(grad, old, l2, l1)
-                if score > largest:
-                    largest = score
                 lip = gram[k, k]
                 lip = lip if lip > floor[j] else floor[j]
+                score = _violation(grad, old, l2, l1, lip)
+                if score > largest:
+                    largest = score
                 if lip > 0.0:
                     new = soft_threshold(lip * old - grad, l1) / (lip + l2)
                 elif l1 > 0.0 or l2 > 0.0:

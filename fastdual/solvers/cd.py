@@ -201,7 +201,7 @@ class CD:
         problem = self.problem
         largest = _cd.scores(*self.columns, problem.n_samples, problem.n_features, self.bias,
                              self.u, self.w, problem.l2, problem.l1, problem.free_intercept,
-                             self.features, self.scores)
+                             self.features, self.lipschitz, self.scores)
         work = self.score_entries
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
