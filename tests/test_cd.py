@@ -348,13 +348,15 @@ def test_model_sweeps_continued_one_at_a_time_are_the_same_sweeps(free_intercept
     g = rng.standard_normal(n) / n
     ws = np.arange(d + 1, dtype=np.int32)          # every feature and the intercept
     floor = np.full(d + 1, 1e-8)
+    bound = np.full(d + 1, 10.0)    # the global curvature bounds (the violation's scale)
     l2, l1 = 0.0, 0.02
 
     packed = np.full(_cd.packed_length(n), np.nan)
 
     def start():
         w, r, q = np.zeros(d + 1), np.zeros(n), g.copy()
-        return w, r, q, (*columns, n, d, 1.0, h, w, r, q, ws, floor, l2, l1, free_intercept)
+        return w, r, q, (*columns, n, d, 1.0, h, w, r, q, ws, floor, bound, l2, l1,
+                         free_intercept)
 
     w, r, q, args = start()
     points, margins = np.full((sweeps + 1, d + 1), np.nan), np.full((sweeps + 1, n), np.nan)

@@ -36,8 +36,9 @@ cdef inline double _violation(double grad, double w, double l2, double l1,
                               double curv) noexcept nogil:
     """The coordinate's violation of optimality, 0 exactly at its optimum: the distance of 0 to
     grad + l2 w + l1 d|w| (the subdifferential of the coordinate's objective), except where
-    the proximal step with curvature curv (> 0) would take w_j to 0 or across it; there the
-    step's length times curv + l2, which is smaller (docs/math.md 4k, "Violation"). Without
+    the proximal step with curvature curv (> 0: the column's global bound L_j, never a model's
+    curvature, which can be near 0) would take w_j to 0 or across it; there the step's length
+    times curv + l2, which is smaller (docs/math.md 4k, "Violation"). Without
     the exception a weight left at 1e-15 by rounding, its gradient at -l1 sign(w), would
     count 2 l1, as if far from its optimum 0."""
     cdef double g = grad + l2 * w
@@ -312,7 +313,8 @@ def packed_length(Py_ssize_t n_samples):
 def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                  Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                  const double[::1] h, double[::1] w, double[::1] r, double[::1] q,
-                 const int[::1] coordinates, const double[::1] floor, double l2, double l1,
+                 const int[::1] coordinates, const double[::1] floor,
+                 const double[::1] bound, double l2, double l1,
                  bint free_intercept, Py_ssize_t max_sweeps, double tol, double model_tol,
                  double[::1] curvature, double[::1] hsums, double[::1] packed_state,
                  bint given=False, double[:, ::1] points=None, double[:, ::1] margins=None):
@@ -410,7 +412,7 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                 work += end - start
             hsums[k] = hx
             curvature[k] = lip
-            score = _violation(grad, w[j], lam2, lam1, lip if lip > floor[j] else floor[j])
+            score = _violation(grad, w[j], lam2, lam1, bound[j])
             if score > first:
                 first = score
         eliminate = eliminate and total > 0.0
@@ -451,10 +453,10 @@ def model_sweeps(const floating[::1] data, const int[::1] indices, const int[::1
                         grad += shift * hsums[k]
                     work += end - start
                 old = w[j]
-                lip = curvature[k]
-                score = _violation(grad, old, lam2, lam1, lip)
+                score = _violation(grad, old, lam2, lam1, bound[j])
                 if score > largest:
                     largest = score
+                lip = curvature[k]
                 if lip > 0.0:
                     new = soft_threshold(lip * old - grad, lam1) / (lip + lam2)
                 elif lam1 > 0.0 or lam2 > 0.0:
@@ -597,8 +599,8 @@ def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] 
 
 
 def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
-                const int[::1] coordinates, const double[::1] floor, double[::1] hd,
-                double l2, double l1, Py_ssize_t max_sweeps, double tol, double model_tol):
+                const int[::1] coordinates, const double[::1] floor,
+                const double[::1] bound, double[::1] hd, double l2, double l1, Py_ssize_t max_sweeps, double tol, double model_tol):
     """Cyclic coordinate descent on the proximal Newton model over the working set W =
     coordinates, from its Gram matrix (model_gram): minimise over the w_j, j in W,
 
@@ -613,9 +615,7 @@ def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
     cdef double work = 0.0, largest = 0.0, first = 0.0, grad, old, new, lip, score, delta
     with nogil:
         for k in range(m):
-            j = coordinates[k]
-            lip = gram[k, k]
-            score = _violation(b[k], w[j], l2, l1, lip if lip > floor[j] else floor[j])
+            score = _violation(b[k], w[coordinates[k]], l2, l1, bound[coordinates[k]])
             if score > first:
                 first = score
         if first <= tol:
@@ -626,11 +626,11 @@ def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
                 j = coordinates[k]
                 grad = b[k] + hd[k]
                 old = w[j]
-                lip = gram[k, k]
-                lip = lip if lip > floor[j] else floor[j]
-                score = _violation(grad, old, l2, l1, lip)
+                score = _violation(grad, old, l2, l1, bound[j])
                 if score > largest:
                     largest = score
+                lip = gram[k, k]
+                lip = lip if lip > floor[j] else floor[j]
                 if lip > 0.0:
                     new = soft_threshold(lip * old - grad, l1) / (lip + l2)
                 elif l1 > 0.0 or l2 > 0.0:

@@ -300,8 +300,8 @@ class CD:
         trial, r, q, h, u = self.trial, self.r, self.q, self.h, self.u
         r[:] = 0.0
         q[:] = u
-        args = (*self.columns, n, d, self.bias, h, trial, r, q, ws, self.floor, problem.l2,
-                problem.l1, problem.free_intercept)
+        args = (*self.columns, n, d, self.bias, h, trial, r, q, ws, self.floor, self.lipschitz,
+                problem.l2, problem.l1, problem.free_intercept)
         model_tol = MODEL_TOL * tol
         if not self.anderson:
             _, entries, violation, _ = _cd.model_sweeps(*args, MODEL_SWEEPS, tol, model_tol,
@@ -378,8 +378,8 @@ class CD:
         work = _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias, self.u, self.h,
                               position, gram, b, scratch_index, scratch_value)
         hd[:] = 0.0
-        _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor, hd,
-                                                 problem.l2, problem.l1, GRAM_SWEEPS, tol,
+        _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
+                                                 self.lipschitz, hd, problem.l2, problem.l1, GRAM_SWEEPS, tol,
                                                  MODEL_TOL * tol)
         self.r[:] = 0.0
         step = self.trial[ws] - self.w[ws]
