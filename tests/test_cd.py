@@ -568,3 +568,23 @@ def test_violation_is_the_proximal_steps_length_where_it_reaches_zero(l2):
     # With no curvature (an empty column) the distance is kept.
     flat = _scores_of(grads[40:42], w[40:42], l2, l1, np.zeros(2))
     np.testing.assert_allclose(flat, 2.0 * l1, rtol=1e-12)
+
+
+def test_model_sweeps_violation_is_scaled_by_the_global_bound_not_the_model():
+    """The Newton model's sweeps measure w0's violation with the column's global curvature
+    bound: where the model's curvature is near 0 (samples far past the margin), its proximal
+    step would run to 0 and its length times that curvature would call a weight far from its
+    optimum (w = 0.5, the gradient pushing it to 0 with 1.5 l1) nearly optimal."""
+    from fastdual.solvers import _cd
+    n, l1 = 6, 0.1
+    X = sp.csc_matrix(np.ones((n, 1)))
+    columns = (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32))
+    h = np.full(n, 1e-12)                   # the model's curvature along w_0: 6e-12
+    q = np.full(n, 0.5 * l1 / n)            # its gradient: 0.5 l1
+    w, r = np.array([0.5, 0.0]), np.zeros(n)
+    ws = np.array([0], dtype=np.int32)
+    floor, bound = np.zeros(2), np.array([10.0, 0.0])
+    _, _, first, _ = _cd.model_sweeps(*columns, n, 1, 0.0, h, w, r, q, ws, floor, bound, 0.0,
+                                      l1, False, 1, 0.0, 0.0, np.empty(1), np.empty(1),
+                                      np.empty(_cd.packed_length(n)))
+    assert first == pytest.approx(1.5 * l1, rel=1e-12)
