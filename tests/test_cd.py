@@ -501,18 +501,33 @@ def test_l1_squared_hinge_reaches_liblinears_optimum():
     assert ours <= theirs * (1 + 1e-12)
 
 
-def _scores_of(grads, w, l2, l1, curvatures):
-    """_cd.scores for features j = 0..k-1, each a one-entry column (x_jj = 1) so that its
-    gradient x_j . u is grads[j]; no intercept."""
+def _scores_of(grads, w, l2, l1, curvatures, intercept=None):
+    """_cd.scores over features at odd indices 1, 3, ... of a 2k-feature X (the even ones are
+    screened, with curvature bounds of 1e-12, so that a bound read at the wrong index shows),
+    feature 2m+1 a one-entry column (x = 1 at sample m) whose gradient x . u is grads[m]. With
+    intercept = (w_b, g_b, L_b): LIBLINEAR's regularised intercept feature (bias 1) at w_b, its
+    gradient sum(u) = g_b (from one more sample that no feature has) and its bound L_b.
+    Returns the features' scores and the intercept's (None without one)."""
     from fastdual.solvers import _cd
     k = len(grads)
-    X = sp.identity(k, format="csc", dtype=np.float64)
-    out = np.zeros(k + 1)
-    largest = _cd.scores(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32), k, k,
-                         0.0, np.asarray(grads, dtype=float), np.r_[w, 0.0], l2, l1, False,
-                         np.arange(k, dtype=np.int32), np.r_[curvatures, 0.0], out)
-    assert largest == out[:k].max()
-    return out[:k]
+    d = 2 * k
+    rows = np.arange(k)
+    X = sp.csc_matrix((np.ones(k), (rows, 2 * rows + 1)), shape=(k + 1, d))
+    u = np.r_[np.asarray(grads, dtype=float), 0.0]
+    bias, coef, bounds = 0.0, np.zeros(d + 1), np.full(d + 1, 1e-12)
+    coef[1::2][:k] = w
+    bounds[1::2][:k] = curvatures
+    if intercept is not None:
+        bias = 1.0
+        coef[d], u[k], bounds[d] = intercept[0], 0.0, intercept[2]
+        u[k] = intercept[1] - u.sum()
+    out = np.zeros(d + 1)
+    largest = _cd.scores(X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32), k + 1,
+                         d, bias, u, coef, l2, l1, False,
+                         np.arange(1, d, 2, dtype=np.int32), bounds, out)
+    assert largest == out.max()
+    assert np.all(out[0:d:2] == 0.0)        # the screened features' entries left alone
+    return out[1::2][:k], (out[d] if intercept is not None else None)
 
 
 def _brute_force_step(grad, w, l2, l1, curv):
@@ -544,7 +559,8 @@ def test_violation_is_the_proximal_steps_length_where_it_reaches_zero(l2):
     rng = np.random.default_rng(0)
     w = np.r_[rng.normal(0.0, 1.0, 40), [1e-15, -1e-15, 1e-13, 0.0, 0.0, 0.2, -0.2]]
     grads = np.r_[rng.normal(0.0, 2.0, 40), [l1, -l1, l1 * (1 + 1e-7), 0.5, -1.1, 1.3, -1.3]]
-    scores = _scores_of(grads, w, l2, l1, np.full(w.shape[0], curv))
+    curvatures = np.r_[rng.uniform(0.5, 5.0, 40), np.full(7, curv)]
+    scores, _ = _scores_of(grads, w, l2, l1, curvatures)
     crossings = 0
     for j in range(w.shape[0]):
         g = grads[j] + l2 * w[j]
@@ -552,22 +568,29 @@ def test_violation_is_the_proximal_steps_length_where_it_reaches_zero(l2):
             assert scores[j] == max(abs(g) - l1, 0.0)
             continue
         distance = abs(g + l1 * np.sign(w[j]))
-        target = _brute_force_step(grads[j], w[j], l2, l1, curv)
+        target = _brute_force_step(grads[j], w[j], l2, l1, curvatures[j])
         if target * w[j] > 0.0 and abs(target) > 1e-6:     # the step stays on w_j's side
             assert scores[j] == distance
         else:
             crossings += 1
             assert scores[j] <= distance
-            assert scores[j] == pytest.approx((curv + l2) * abs(w[j] - target), rel=1e-7,
-                                              abs=1e-7)
+            assert scores[j] == pytest.approx((curvatures[j] + l2) * abs(w[j] - target),
+                                              rel=1e-7, abs=1e-7)
     assert crossings >= 10
-    # The weights at +-1e-15 with their gradient at -l1 sign(w): the distance is 2 l1.
+    # The weights at +-1e-15 with their gradient at +l1 sign(w): the distance is 2 l1.
     assert scores[40] < 1e-13 and scores[41] < 1e-13
-    # At 1e-13 with its gradient past -l1 sign(w) by 7e-8: the step crosses 0, by that excess.
+    # At 1e-13 with its gradient past +l1 sign(w) by 7e-8: the step crosses 0, by that excess.
     assert scores[42] == pytest.approx(l1 * 1e-7, rel=1e-6)
     # With no curvature (an empty column) the distance is kept.
-    flat = _scores_of(grads[40:42], w[40:42], l2, l1, np.zeros(2))
+    flat, _ = _scores_of(grads[40:42], w[40:42], l2, l1, np.zeros(2))
     np.testing.assert_allclose(flat, 2.0 * l1, rtol=1e-12)
+    # The intercept's coordinate, with its own bound: at 0.5 with its gradient pushing it to
+    # 0 by 0.5 l1, the step (bound 10) stays positive: the distance 1.5 l1 (+ l2 w_b); at
+    # 1e-15 with its gradient at +l1, about 10 * 1e-15.
+    _, far = _scores_of(grads[:3], w[:3], l2, l1, curvatures[:3], (0.5, 0.5 * l1, 10.0))
+    assert far == pytest.approx(1.5 * l1 + 0.5 * l2, rel=1e-12)
+    _, near = _scores_of(grads[:3], w[:3], l2, l1, curvatures[:3], (1e-15, l1, 10.0))
+    assert near < 1e-13
 
 
 def test_model_sweeps_violation_is_scaled_by_the_global_bound_not_the_model():
@@ -584,7 +607,22 @@ def test_model_sweeps_violation_is_scaled_by_the_global_bound_not_the_model():
     w, r = np.array([0.5, 0.0]), np.zeros(n)
     ws = np.array([0], dtype=np.int32)
     floor, bound = np.zeros(2), np.array([10.0, 0.0])
-    _, _, first, _ = _cd.model_sweeps(*columns, n, 1, 0.0, h, w, r, q, ws, floor, bound, 0.0,
-                                      l1, False, 1, 0.0, 0.0, np.empty(1), np.empty(1),
-                                      np.empty(_cd.packed_length(n)))
+    _, _, first, last = _cd.model_sweeps(*columns, n, 1, 0.0, h, w, r, q, ws, floor, bound,
+                                         0.0, l1, False, 1, 0.0, 0.0, np.empty(1), np.empty(1),
+                                         np.empty(_cd.packed_length(n)))
     assert first == pytest.approx(1.5 * l1, rel=1e-12)
+    assert last == pytest.approx(1.5 * l1, rel=1e-12)   # the sweep's own measure before its step
+
+
+def test_gram_sweeps_violation_is_scaled_by_the_global_bound_not_the_model():
+    """The same on the Gram path: coordinate w_1 (k = 0 in W) with a model curvature
+    gram[0, 0] = 6e-12 and the bound 10 scores 1.5 l1, before the sweeps and in them."""
+    from fastdual.solvers import _cd
+    l1 = 0.1
+    w = np.array([0.0, 0.5, 0.0])
+    _, _, first, last = _cd.gram_sweeps(np.array([[6e-12]]), np.array([0.5 * l1]), w,
+                                        np.array([1], dtype=np.int32), np.zeros(3),
+                                        np.array([1e-12, 10.0, 1e-12]), np.zeros(1), 0.0, l1,
+                                        1, 0.0, 0.0)
+    assert first == pytest.approx(1.5 * l1, rel=1e-12)
+    assert last == pytest.approx(1.5 * l1, rel=1e-12)

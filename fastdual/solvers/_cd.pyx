@@ -39,7 +39,7 @@ cdef inline double _violation(double grad, double w, double l2, double l1,
     the proximal step with curvature curv (> 0: the column's global bound L_j, never a model's
     curvature, which can be near 0) would take w_j to 0 or across it; there the step's length
     times curv + l2, which is smaller (docs/math.md 4k, "Violation"). Without
-    the exception a weight left at 1e-15 by rounding, its gradient at -l1 sign(w), would
+    the exception a weight left at 1e-15 by rounding, its gradient at +l1 sign(w), would
     count 2 l1, as if far from its optimum 0."""
     cdef double g = grad + l2 * w
     if w > 0.0:
@@ -158,10 +158,12 @@ def scores(const floating[::1] data, const int[::1] indices, const int[::1] indp
            const double[::1] w, double l2, double l1, bint free_intercept,
            const int[::1] features, const double[::1] lipschitz, double[::1] out):
     """The full gradient's pass over the features not screened (`features`, < n_features):
-    out_j = the distance of 0 to the subdifferential of the objective in w_j (x_j . u + l2 w_j
-    + l1 d|w_j|; the free intercept's g_b alone), for each of them and for the intercept's
-    coordinate (index n_features, 0 without one); the screened features' entries are left as
-    they are (0). Returns the largest."""
+    out_j = the coordinate's violation (_violation, with lipschitz[j] the column's global
+    curvature bound: the distance of 0 to the subdifferential of the objective in w_j,
+    x_j . u + l2 w_j + l1 d|w_j|, unless the proximal step reaches 0; the free intercept's
+    |g_b| alone), for each of them and for the intercept's coordinate (index n_features, 0
+    without one); the screened features' entries are left as they are (0). Returns the
+    largest."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -600,7 +602,8 @@ def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] 
 
 def gram_sweeps(const double[:, ::1] gram, const double[::1] b, double[::1] w,
                 const int[::1] coordinates, const double[::1] floor,
-                const double[::1] bound, double[::1] hd, double l2, double l1, Py_ssize_t max_sweeps, double tol, double model_tol):
+                const double[::1] bound, double[::1] hd, double l2, double l1,
+                Py_ssize_t max_sweeps, double tol, double model_tol):
     """Cyclic coordinate descent on the proximal Newton model over the working set W =
     coordinates, from its Gram matrix (model_gram): minimise over the w_j, j in W,
 

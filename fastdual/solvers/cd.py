@@ -379,8 +379,8 @@ class CD:
                               position, gram, b, scratch_index, scratch_value)
         hd[:] = 0.0
         _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
-                                                 self.lipschitz, hd, problem.l2, problem.l1, GRAM_SWEEPS, tol,
-                                                 MODEL_TOL * tol)
+                                                 self.lipschitz, hd, problem.l2, problem.l1,
+                                                 GRAM_SWEEPS, tol, MODEL_TOL * tol)
         self.r[:] = 0.0
         step = self.trial[ws] - self.w[ws]
         if np.any(step):
