@@ -90,7 +90,7 @@ class Newton:
             v = problem.dual_vector(initial_duals)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         choice = options["linear_solver"]
-        costs = hessian_costs(problem)
+        costs = None if choice == "cg" else hessian_costs(problem)
         self.direct = direct_pays(problem, costs) if choice == "auto" else choice == "direct"
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
         self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
