@@ -26,6 +26,7 @@ converted once (docs/solvers/cd.md says what that costs).
 import math
 
 import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
@@ -47,6 +48,14 @@ GRAM_SWEEPS = 1000  # the model on its Gram matrix: sweeps per step, at most
 GRAM_ROW_ENTRIES = 40  # ... used while the rows' mean entries in W are at most this (twice the
 #                        20 column sweeps a step the rule was measured against)
 GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
+SUPPORT_SIZE = 2500  # the support's Newton step: a dense |S| x |S| factorisation, |S| at most
+# this; its multiply-adds count as this fraction of an entry of X read (a sparse read costs
+# about 75 times a multiply-add of the factorisation, measured on news20: docs/math.md 4k)
+FACTOR_ENTRIES = 1.0 / 64.0
+SUPPORT_RATIO = 0.25  # a support step after an epoch once cd has read this times the last one's cost
+# the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
+# right support and margin set, the support's Newton step lands on the optimum
+PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
 EPS = np.finfo(float).eps
 
 
@@ -83,6 +92,13 @@ class CD:
                          help="proximal Newton steps on the working set (the losses whose "
                               "curvature varies: all but the squared loss); False: sweeps "
                               "with the loss's global curvature bound"),
+        "support_newton": Option("auto", choices=("auto", "on", "off"),
+                                 help="with newton and an l1 term: a Newton step on the "
+                                      "support with the signs held, its Hessian factored, "
+                                      "after an epoch whenever cd has read as much since the "
+                                      "last one as it cost; auto: for the losses whose "
+                                      "curvature is piecewise constant (squared hinge, "
+                                      "smoothed hinge)"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -98,6 +114,13 @@ class CD:
         capabilities = get_loss_spec(problem.loss_name).capabilities
         quadratic = "quadratic_dual" in capabilities and "box" not in capabilities
         self.newton = options["newton"] and not quadratic
+        choice = options.get("support_newton", "auto")
+        self.support_newton = (self.newton and problem.l1 > 0.0 and not problem.free_intercept
+                               and (choice == "on" or (choice == "auto"
+                                                       and PIECEWISE_QUADRATIC <= capabilities)))
+        self.capped = False         # whether this epoch's model sweeps ended at their cap
+        self.since_support = 0.0    # entries read since the last support step
+        self.support_cost = 0.0     # ... and what that step cost, in entries
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
         self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
@@ -205,8 +228,81 @@ class CD:
         work = self.score_entries
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
+            self.capped = False
             work += solve(self._working_set(), INNER_TOL * largest)
+            if self.support_newton:
+                self.since_support += work
+                if self.capped and self.since_support >= SUPPORT_RATIO * self.support_cost:
+                    self.support_cost = self._support_step()
+                    self.since_support = 0.0
+                    work += self.support_cost
         return self._passes(work)
+
+    def _support_step(self):
+        """A Newton step on the support S with the signs held (docs/math.md 4k, "The support's
+        Newton step"): on the orthant of w's signs the objective is smooth on S, its Newton
+        system (X_S^T diag(h) X_S + l2 I + the model's floor) s = -(g_S + l2 w_S + l1 sign(w_S))
+        is formed by model_gram in one pass over the rows and solved by Cholesky; then a
+        backtracking search on the true objective, each trial projected on the orthant (a
+        weight that would change sign becomes 0). Where the sweeps crawl along the valleys of
+        a few long rows, the factorisation takes the whole valley at once. Returns the work in
+        entries of X (the factorisation's multiply-adds counted at FACTOR_ENTRIES each)."""
+        problem = self.problem
+        n, d = problem.n_samples, problem.n_features
+        size = d + 1 if problem.bias else d
+        support = np.flatnonzero(self.w[:size]).astype(np.int32)
+        m = support.shape[0]
+        if m == 0 or m > SUPPORT_SIZE:
+            return 0.0
+        loss = _newton.loss_terms(self.y, self.cn, self.z, self.loss, self.u, self.h)
+        position = np.full(d + 1, -1, dtype=np.int32)
+        position[support] = np.arange(m, dtype=np.int32)
+        hessian, gradient = np.empty((m, m)), np.empty(m)
+        work = self.pass_entries + _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias,
+                                                  self.u, self.h, position, hessian, gradient,
+                                                  np.empty(m, dtype=np.int32), np.empty(m))
+        work += FACTOR_ENTRIES * m ** 3 / 3.0
+        start = self.w[support]
+        signs = np.sign(start)
+        gradient += problem.l2 * start + problem.l1 * signs
+        hessian[np.diag_indices(m)] += problem.l2 + self.floor[support]
+        try:
+            factor = cho_factor(hessian, lower=True, overwrite_a=True, check_finite=False)
+        except LinAlgError:
+            return work
+        step = -cho_solve(factor, gradient, check_finite=False)
+        slope = float(gradient @ step)
+        if not slope < 0.0:
+            return work
+        r = self.r
+        r[:] = 0.0
+        _cd.add_columns(*self.columns, n, d, self.bias, support, step, r)
+        work += self._entries(support)
+        before = loss + penalty(start, problem.l2, problem.l1, False)
+        t = 1.0
+        for _ in range(LINE_SEARCH_STEPS):
+            trial = start + t * step
+            crossed = np.sign(trial) != signs
+            if np.any(crossed):
+                trial[crossed] = 0.0
+                changes = np.zeros(n)
+                _cd.add_columns(*self.columns, n, d, self.bias, support, trial - start,
+                                changes)
+                work += self._entries(support)
+                scale = 1.0
+            else:
+                changes, scale = r, t
+            after = (_newton.loss_sum(self.y, self.cn, self.z, changes, scale, self.loss)
+                     + penalty(trial, problem.l2, problem.l1, False))
+            work += n
+            if after <= before + SIGMA * float(gradient @ (trial - start)):
+                self.w[support] = trial
+                self.z += scale * changes
+                self._refresh()
+                self.recorded = 0       # w is no longer the last recorded iterate
+                return work
+            t *= 0.5
+        return work
 
     def _working_set(self):
         """The support, and the coordinates violating most: twice the support, at least P0,
@@ -304,8 +400,10 @@ class CD:
                 problem.l2, problem.l1, problem.free_intercept)
         model_tol = MODEL_TOL * tol
         if not self.anderson:
-            _, entries, violation, _ = _cd.model_sweeps(*args, MODEL_SWEEPS, tol, model_tol,
-                                                        curvature, hsums, self.packed_state)
+            sweeps, entries, violation, last = _cd.model_sweeps(*args, MODEL_SWEEPS, tol,
+                                                                model_tol, curvature, hsums,
+                                                                self.packed_state)
+            self.capped |= sweeps >= MODEL_SWEEPS and last > model_tol
             return entries, violation
         sweeps, entries, violation, last = _cd.model_sweeps(*args, 1, tol, model_tol,
                                                             curvature, hsums, self.packed_state)
@@ -346,6 +444,7 @@ class CD:
                 r[:] = changes
                 np.multiply(h, r, out=q)
                 q += u
+        self.capped |= sweeps >= MODEL_SWEEPS and last > model_tol
         return entries, violation
 
     def _gram_buffers(self, ws):
@@ -378,9 +477,11 @@ class CD:
         work = _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias, self.u, self.h,
                               position, gram, b, scratch_index, scratch_value)
         hd[:] = 0.0
-        _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
-                                                 self.lipschitz, hd, problem.l2, problem.l1,
-                                                 GRAM_SWEEPS, tol, MODEL_TOL * tol)
+        sweeps, flops, violation, last = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
+                                                         self.lipschitz, hd, problem.l2,
+                                                         problem.l1, GRAM_SWEEPS, tol,
+                                                         MODEL_TOL * tol)
+        self.capped |= sweeps >= GRAM_SWEEPS and last > MODEL_TOL * tol
         self.r[:] = 0.0
         step = self.trial[ws] - self.w[ws]
         if np.any(step):
