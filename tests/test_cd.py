@@ -224,7 +224,7 @@ def test_refuses_a_non_smooth_loss_and_names_the_solvers_that_train_it():
         fastdual.train(X, y, loss="hinge", solver="cd")
     with pytest.raises(ValueError, match=r"unknown argument\(s\) \['shrinking'\]: solver='cd' "
                                          r"has the options \['anderson', 'newton', "
-                                         r"'screening', 'working_set'\]"):
+                                         r"'screening', 'support_newton', 'working_set'\]"):
         fastdual.train(X, y, loss="logistic", solver="cd", shrinking=True)
     with pytest.raises(TypeError, match=r"^working_set must be True or False"):
         fastdual.train(X, y, loss="logistic", solver="cd", working_set=1)
