@@ -88,6 +88,8 @@ def test_the_step_is_the_newton_step_of_the_signs_orthant(data, l1_ratio):
     np.testing.assert_allclose(solver.w, expected, rtol=1e-9, atol=1e-12 * np.abs(start).max())
     # the margins and derivatives moved with it
     np.testing.assert_allclose(solver.z, A @ expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(solver.u, squared_hinge_terms(X, y, expected)[1], rtol=1e-8,
+                               atol=1e-14)
     assert (objective(X, y, solver.w, problem.l1, problem.l2)
             < objective(X, y, start, problem.l1, problem.l2))
 
