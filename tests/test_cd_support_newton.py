@@ -24,10 +24,9 @@ def data():
 
 
 def make_driver(X, y, loss="squared_hinge", support_newton="on", **objective):
-    objective = dict(dict(alpha=None, C=LANDING_C, l1_ratio=1.0, fit_intercept=True),
-                     **objective)
-    problem = build_problem(X, y, loss=loss, intercept_scaling=SCALING, sample_weight=None,
-                            loss_params={}, **objective)
+    objective = dict(dict(alpha=None, C=LANDING_C, l1_ratio=1.0, fit_intercept=True,
+                          intercept_scaling=SCALING), **objective)
+    problem = build_problem(X, y, loss=loss, sample_weight=None, loss_params={}, **objective)
     options = dict(working_set=True, anderson=True, newton=True, screening=False,
                    support_newton=support_newton)
     return problem, cd_module.CD(problem, options, seed=0)
@@ -178,3 +177,30 @@ def test_refuses_an_unknown_choice(data):
     X, y = data
     with pytest.raises(ValueError, match="support_newton must be one of"):
         fastdual.train(X, y, loss="squared_hinge", solver="cd", support_newton="yes")
+
+
+def test_it_waits_for_a_capped_epoch_on_a_settled_support(data, monkeypatch):
+    """The step runs only after an epoch whose model sweeps ended at their cap and whose
+    support changed in at most SUPPORT_CHANGE of its entries (a support still growing, as
+    early in a run, would be factored for nothing), and then only once cd has read
+    SUPPORT_RATIO times the last step's cost since it."""
+    X, y = data
+    problem, solver = make_driver(X, y, C=C, intercept_scaling=1.0)
+    calls = []
+    step = solver._support_step
+    monkeypatch.setattr(solver, "_support_step", lambda: calls.append(solver.w.copy()) or step())
+    epochs, last_cost, since = [], 0.0, 0.0
+    for _ in range(300):
+        before = solver.w.copy()
+        count = len(calls)
+        work = solver.epoch()
+        after = calls[-1] if len(calls) > count else solver.w
+        changed = np.count_nonzero((before != 0) != (after != 0))
+        epochs.append((changed, np.count_nonzero(after), solver.capped, len(calls) > count))
+    ran = [e for e in epochs if e[3]]
+    assert len(ran) >= 3
+    assert all(capped and changed <= cd_module.SUPPORT_CHANGE * size
+               for changed, size, capped, _ in ran)
+    # the gate was met without a step only where the cost rule held it back
+    unsettled = [e for e in epochs if e[2] and e[0] > cd_module.SUPPORT_CHANGE * e[1]]
+    assert unsettled and not any(e[3] for e in unsettled)

@@ -52,6 +52,7 @@ SUPPORT_SIZE = 2500  # the support's Newton step: a dense |S| x |S| factorisatio
 # this; its multiply-adds count as this fraction of an entry of X read (a sparse read costs
 # about 75 times a multiply-add of the factorisation, measured on news20: docs/math.md 4k)
 FACTOR_ENTRIES = 1.0 / 64.0
+SUPPORT_CHANGE = 0.1  # ... whose support changed in at most this fraction of its entries
 SUPPORT_RATIO = 0.25  # a support step after an epoch once cd has read this times the last one's cost
 # the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
 # right support and margin set, the support's Newton step lands on the optimum
@@ -229,10 +230,16 @@ class CD:
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
             self.capped = False
-            work += solve(self._working_set(), INNER_TOL * largest)
+            ws = self._working_set()
+            before = self.w[ws] != 0.0      # the support (within the working set, as it stays)
+            work += solve(ws, INNER_TOL * largest)
             if self.support_newton:
                 self.since_support += work
-                if self.capped and self.since_support >= SUPPORT_RATIO * self.support_cost:
+                after = self.w[ws] != 0.0
+                settled = (np.count_nonzero(before != after)
+                           <= SUPPORT_CHANGE * np.count_nonzero(after))
+                if (self.capped and settled
+                        and self.since_support >= SUPPORT_RATIO * self.support_cost):
                     self.support_cost = self._support_step()
                     self.since_support = 0.0
                     work += self.support_cost
