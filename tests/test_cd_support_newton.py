@@ -204,3 +204,26 @@ def test_it_waits_for_a_capped_epoch_on_a_settled_support(data, monkeypatch):
     # the gate was met without a step only where the cost rule held it back
     unsettled = [e for e in epochs if e[2] and e[0] > cd_module.SUPPORT_CHANGE * e[1]]
     assert unsettled and not any(e[3] for e in unsettled)
+
+
+def test_the_steps_cost_holds_the_next_one_back(data, monkeypatch):
+    """After a step, the next waits until cd has read SUPPORT_RATIO times its cost: with a
+    ratio no run reaches, the first step is the only one (on a support much larger than a
+    working set's columns the factorisation would otherwise dominate the epochs)."""
+    X, y = data
+    calls = {True: 0, False: 0}
+    for held in (False, True):
+        if held:
+            monkeypatch.setattr(cd_module, "SUPPORT_RATIO", 1e9)
+        _, solver = make_driver(X, y, C=C, intercept_scaling=1.0)
+        step = solver._support_step
+        counter = calls.__setitem__
+
+        def counted(held=held, step=step):
+            counter(held, calls[held] + 1)
+            return step()
+
+        monkeypatch.setattr(solver, "_support_step", counted)
+        for _ in range(100):
+            solver.epoch()
+    assert calls[False] >= 3 and calls[True] == 1
