@@ -48,14 +48,17 @@ GRAM_SWEEPS = 1000  # the model on its Gram matrix: sweeps per step, at most
 GRAM_ROW_ENTRIES = 40  # ... used while the rows' mean entries in W are at most this (twice the
 #                        20 column sweeps a step the rule was measured against)
 GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
-SUPPORT_SIZE = 2500  # the support's Newton step: a dense |S| x |S| factorisation, |S| at most
-# this; its multiply-adds count as this fraction of an entry of X read (a sparse read costs
-# about 75 times a multiply-add of the factorisation, measured on news20: docs/math.md 4k)
+# The support's Newton step (docs/math.md 4k): a dense |S| x |S| factorisation, for supports of
+# at most SUPPORT_SIZE weights; its multiply-adds count as FACTOR_ENTRIES of an entry of X read
+# (on news20 a sparse read cost 75-110 times a multiply-add of the factorisation). It runs after
+# an epoch whose support changed in at most SUPPORT_CHANGE of its entries, once cd has read
+# SUPPORT_RATIO times the last step's cost since it.
+SUPPORT_SIZE = 2500
 FACTOR_ENTRIES = 1.0 / 64.0
-SUPPORT_CHANGE = 0.1  # ... whose support changed in at most this fraction of its entries
-SUPPORT_RATIO = 0.25  # a support step after an epoch once cd has read this times the last one's cost
+SUPPORT_CHANGE = 0.1
+SUPPORT_RATIO = 0.25
 # the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
-# right support and margin set, the support's Newton step lands on the optimum
+# optimum's support and margin set, the support's Newton step lands on the optimum
 PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
 EPS = np.finfo(float).eps
 
@@ -229,21 +232,29 @@ class CD:
         work = self.score_entries
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
-            self.capped = False
             ws = self._working_set()
-            before = self.w[ws] != 0.0      # the support (within the working set, as it stays)
+            support = self.w[ws] != 0.0 if self.support_newton else None
+            self.capped = False
             work += solve(ws, INNER_TOL * largest)
             if self.support_newton:
-                self.since_support += work
-                after = self.w[ws] != 0.0
-                settled = (np.count_nonzero(before != after)
-                           <= SUPPORT_CHANGE * np.count_nonzero(after))
-                if (self.capped and settled
-                        and self.since_support >= SUPPORT_RATIO * self.support_cost):
-                    self.support_cost = self._support_step()
-                    self.since_support = 0.0
-                    work += self.support_cost
+                work += self._settled_support_step(ws, support, work)
         return self._passes(work)
+
+    def _settled_support_step(self, ws, support, work):
+        """The support's Newton step after an epoch that read `work` entries, if its model
+        sweeps ended at their cap (the valleys of long rows), the support (`support`: which of
+        the working set's weights were nonzero before it; the support stays within the working
+        set) changed in at most SUPPORT_CHANGE of its entries, and cd has read SUPPORT_RATIO
+        times the last step's cost since it. Returns the step's work in entries (0: none)."""
+        self.since_support += work
+        now = self.w[ws] != 0.0
+        settled = np.count_nonzero(support != now) <= SUPPORT_CHANGE * np.count_nonzero(now)
+        if not (self.capped and settled
+                and self.since_support >= SUPPORT_RATIO * self.support_cost):
+            return 0.0
+        self.support_cost = self._support_step()
+        self.since_support = 0.0
+        return self.support_cost
 
     def _support_step(self):
         """A Newton step on the support S with the signs held (docs/math.md 4k, "The support's
