@@ -227,3 +227,21 @@ def test_the_steps_cost_holds_the_next_one_back(data, monkeypatch):
         for _ in range(100):
             solver.epoch()
     assert calls[False] >= 3 and calls[True] == 1
+
+
+@pytest.mark.parametrize("C_value", [1.0, 10.0])
+def test_no_step_after_the_gram_paths_sweeps(C_value):
+    """One-hot columns with the intercept (a9a's shape: X has a null space) take the model's
+    Gram path, whose sweeps cap while they drift along the null space; a step there (the floor
+    turning the null space's zero curvature into long moves) slowed a9a's -s 5 down: the model
+    is that of support_newton="off", bit for bit."""
+    from test_cd_l1_certificate import one_hot_problem
+    X, y = one_hot_problem()
+    models = [fastdual.train(X, y, loss="squared_hinge", C=C_value, l1_ratio=1.0, solver="cd",
+                             fit_intercept=True, tol=1e-6, max_epochs=300,
+                             support_newton=choice)
+              for choice in ("auto", "off")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+    assert models[0].n_epochs_ == models[1].n_epochs_
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)

@@ -122,7 +122,7 @@ class CD:
         self.support_newton = (self.newton and problem.l1 > 0.0 and not problem.free_intercept
                                and (choice == "on" or (choice == "auto"
                                                        and PIECEWISE_QUADRATIC <= capabilities)))
-        self.capped = False         # whether this epoch's model sweeps ended at their cap
+        self.capped = False         # whether this epoch's column model sweeps ended at their cap
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
@@ -495,11 +495,9 @@ class CD:
         work = _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias, self.u, self.h,
                               position, gram, b, scratch_index, scratch_value)
         hd[:] = 0.0
-        sweeps, flops, violation, last = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
-                                                         self.lipschitz, hd, problem.l2,
-                                                         problem.l1, GRAM_SWEEPS, tol,
-                                                         MODEL_TOL * tol)
-        self.capped |= sweeps >= GRAM_SWEEPS and last > MODEL_TOL * tol
+        _, flops, violation, _ = _cd.gram_sweeps(gram, b, self.trial, ws, self.floor,
+                                                 self.lipschitz, hd, problem.l2, problem.l1,
+                                                 GRAM_SWEEPS, tol, MODEL_TOL * tol)
         self.r[:] = 0.0
         step = self.trial[ws] - self.w[ws]
         if np.any(step):
