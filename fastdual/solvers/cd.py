@@ -57,6 +57,9 @@ SUPPORT_SIZE = 2500
 FACTOR_ENTRIES = 1.0 / 64.0
 SUPPORT_CHANGE = 0.1
 SUPPORT_RATIO = 0.25
+# The step's system carries the model's floor times a damping in [DAMPING_LEAST, 1]: divided by
+# 1 / DAMPING_DOWN after a full step that changed no sign, multiplied by DAMPING_UP otherwise.
+DAMPING_DOWN, DAMPING_UP, DAMPING_LEAST = 0.01, 10.0, 1e-8
 # the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
 # optimum's support and margin set, the support's Newton step lands on the optimum
 PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
@@ -125,6 +128,7 @@ class CD:
         self.capped = False         # whether this epoch's column model sweeps ended at their cap
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
+        self.damping = 1.0          # the weight of the model's floor in the step (_damp)
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
         self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
@@ -259,7 +263,8 @@ class CD:
     def _support_step(self):
         """A Newton step on the support S with the signs held (docs/math.md 4k, "The support's
         Newton step"): on the orthant of w's signs the objective is smooth on S, its Newton
-        system (X_S^T diag(h) X_S + l2 I + the model's floor) s = -(g_S + l2 w_S + l1 sign(w_S))
+        system (X_S^T diag(h) X_S + l2 I + the model's floor, damped: _damp) s = -(g_S + l2 w_S
+        + l1 sign(w_S))
         is formed by model_gram in one pass over the rows and solved by Cholesky; then a
         backtracking search on the true objective, each trial projected on the orthant (a
         weight that would change sign becomes 0). Where the sweeps crawl along the valleys of
@@ -283,14 +288,16 @@ class CD:
         start = self.w[support]
         signs = np.sign(start)
         gradient += problem.l2 * start + problem.l1 * signs
-        hessian[np.diag_indices(m)] += problem.l2 + self.floor[support]
+        hessian[np.diag_indices(m)] += problem.l2 + self.damping * self.floor[support]
         try:
             factor = cho_factor(hessian, lower=True, overwrite_a=True, check_finite=False)
         except LinAlgError:
+            self._damp(False)
             return work
         step = -cho_solve(factor, gradient, check_finite=False)
         slope = float(gradient @ step)
         if not slope < 0.0:
+            self._damp(False)
             return work
         r = self.r
         r[:] = 0.0
@@ -314,13 +321,22 @@ class CD:
                      + penalty(trial, problem.l2, problem.l1, False))
             work += n
             if after <= before + SIGMA * float(gradient @ (trial - start)):
+                self._damp(t == 1.0 and not np.any(crossed))
                 self.w[support] = trial
                 self.z += scale * changes
                 self._refresh()
                 self.recorded = 0       # w is no longer the last recorded iterate
                 return work
             t *= 0.5
+        self._damp(False)
         return work
+
+    def _damp(self, trusted):
+        """The support step's damping (the weight of the model's floor in its system), in the
+        manner of Levenberg and Marquardt: 100 times less after a full step that changed no
+        sign (the quadratic on the orthant held), 10 times more after any other outcome."""
+        self.damping = (max(self.damping * DAMPING_DOWN, DAMPING_LEAST) if trusted
+                        else min(self.damping * DAMPING_UP, 1.0))
 
     def _working_set(self):
         """The support, and the coordinates violating most: twice the support, at least P0,
