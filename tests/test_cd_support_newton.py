@@ -126,9 +126,13 @@ def test_the_step_never_raises_the_objective(data, seed):
     start = np.where(rng.random(d + 1) < 0.3, rng.standard_normal(d + 1) * 0.05, 0.0)
     problem, solver = make_driver(X, y)
     solver.start_from(start)
+    solver.damping = 1e-4
     solver._support_step()
     assert objective(X, y, solver.w, problem.l1) <= objective(X, y, start, problem.l1)
     assert np.all((np.sign(solver.w) == np.sign(start)) | (solver.w == 0.0))
+    # a step that zeroed a weight (or fell short) is not trusted: the damping rises tenfold
+    if np.any((solver.w == 0.0) & (start != 0.0)):
+        assert solver.damping == pytest.approx(1e-3)
 
 
 def test_it_certifies_raw_text_in_fewer_passes(data):
@@ -244,3 +248,23 @@ def test_no_step_after_the_gram_paths_sweeps(C_value):
     assert models[0].converged_ and models[1].converged_
     assert models[0].n_epochs_ == models[1].n_epochs_
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+
+
+def test_the_damping_falls_after_full_steps_and_the_second_step_lands(data):
+    """After a full step that changed no sign the floor's weight falls a hundredfold, and the
+    second step from 0.2 % off w* lands on it to rounding (the first, at the full floor, to a
+    millionth of the suboptimality it started from)."""
+    X, y = data
+    w_star, p_star = optimum(X, y)
+    for seed in range(3):
+        start = perturbed(w_star, seed, NEARBY)
+        problem, solver = make_driver(X, y)
+        solver.start_from(start)
+        assert solver.damping == 1.0
+        solver._support_step()
+        assert solver.damping == pytest.approx(cd_module.DAMPING_DOWN)
+        first = objective(X, y, solver.w, problem.l1) - p_star
+        solver._support_step()
+        assert solver.damping == pytest.approx(cd_module.DAMPING_DOWN ** 2)
+        second = objective(X, y, solver.w, problem.l1) - p_star
+        assert -1e-11 * p_star <= second <= min(first, 1e-13 * p_star)
