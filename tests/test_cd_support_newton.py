@@ -268,3 +268,20 @@ def test_the_damping_falls_after_full_steps_and_the_second_step_lands(data):
         assert solver.damping == pytest.approx(cd_module.DAMPING_DOWN ** 2)
         second = objective(X, y, solver.w, problem.l1) - p_star
         assert -1e-11 * p_star <= second <= min(first, 1e-13 * p_star)
+
+
+def test_a_failed_factorisation_leaves_w_and_raises_the_damping(data, monkeypatch):
+    X, y = data
+    w_star, _ = optimum(X, y)
+    start = perturbed(w_star, 0, NEARBY)
+    problem, solver = make_driver(X, y)
+    solver.start_from(start)
+    solver.damping = 1e-6
+
+    def fails(*args, **kwargs):
+        raise cd_module.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(cd_module, "cho_factor", fails)
+    solver._support_step()
+    np.testing.assert_array_equal(solver.w, start)
+    assert solver.damping == pytest.approx(1e-5)
