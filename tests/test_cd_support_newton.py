@@ -23,11 +23,11 @@ def data():
     return raw_text(n=300, d=150, seed=3)
 
 
-def make_driver(X, y, loss="squared_hinge", support_newton=True, newton=True, **objective):
+def make_driver(X, y, loss="squared_hinge", support_newton="on", **objective):
     objective = dict(dict(alpha=None, C=LANDING_C, l1_ratio=1.0, fit_intercept=True,
                           intercept_scaling=SCALING), **objective)
     problem = build_problem(X, y, loss=loss, sample_weight=None, loss_params={}, **objective)
-    options = dict(working_set=True, anderson=True, newton=newton, screening=False,
+    options = dict(working_set=True, anderson=True, newton=True, screening=False,
                    support_newton=support_newton)
     return problem, cd_module.CD(problem, options, seed=0)
 
@@ -47,7 +47,7 @@ def objective(X, y, w, l1, l2=0.0):
 def optimum(X, y, l1_ratio=1.0):
     model = fastdual.train(X, y, loss="squared_hinge", C=LANDING_C, l1_ratio=l1_ratio, solver="cd",
                            fit_intercept=True, intercept_scaling=SCALING, tol=1e-11,
-                           max_epochs=200000, support_newton=False)
+                           max_epochs=200000, support_newton="off")
     return np.append(model.coef_.ravel(), model.intercept_ / SCALING), model.primal_
 
 
@@ -109,7 +109,7 @@ def test_the_step_lands_on_the_optimum_of_a_piecewise_quadratic_loss(data, seed)
     after = objective(X, y, solver.w, problem.l1) - p_star
     assert before > 1e-9 * p_star
     assert after <= 1e-3 * before
-    problem, plain = make_driver(X, y, support_newton=False)
+    problem, plain = make_driver(X, y, support_newton="off")
     plain.start_from(start)
     plain.epoch()
     assert objective(X, y, plain.w, problem.l1) - p_star > 10 * after
@@ -141,39 +141,45 @@ def test_it_certifies_raw_text_in_fewer_passes(data):
     steps than without (passes are deterministic: no timing)."""
     X, y = data
     models = {}
-    for choice in (True, False):
+    for choice in ("auto", "off"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
             models[choice] = fastdual.train(X, y, loss="squared_hinge", C=C, l1_ratio=1.0,
                                             solver="cd", fit_intercept=True, tol=1e-8,
                                             max_epochs=20000, support_newton=choice)
-    on, off = models[True], models[False]
+    on, off = models["auto"], models["off"]
     assert on.converged_ and off.converged_
     assert on.n_epochs_ < off.n_epochs_
     assert abs(on.primal_ - off.primal_) <= 1e-8 * off.primal_ + on.gap_ + off.gap_
 
 
-@pytest.mark.parametrize("loss, objective_options, newton, runs", [
-    ("squared_hinge", {}, True, True),
-    ("smooth_hinge", {}, True, True),
-    ("logistic", {}, True, True),
-    ("squared_hinge", {}, False, False),          # no Newton model: no capped sweeps to read
-    ("squared", {}, True, False),                 # the squared loss's sweeps are its own model
-    ("squared_hinge", dict(l1_ratio=0.0), True, False),        # no l1 term: no signs to hold
-    ("squared_hinge", dict(regularize_intercept=False), True, False),   # a free intercept
+@pytest.mark.parametrize("loss, objective_options, runs", [
+    ("squared_hinge", {}, True),
+    ("smooth_hinge", {}, True),
+    ("logistic", {}, False),                                  # curvature not piecewise constant
+    ("squared_hinge", dict(l1_ratio=0.0), False),             # no l1 term: no signs to hold
+    ("squared_hinge", dict(regularize_intercept=False), False),   # a free intercept
 ])
-def test_which_problems_take_it(data, loss, objective_options, newton, runs):
+def test_auto_runs_it_for_piecewise_quadratic_losses_with_an_l1_term(data, loss,
+                                                                     objective_options, runs):
     X, y = data
-    _, solver = make_driver(X, y, loss=loss, newton=newton, **objective_options)
+    free = objective_options.pop("regularize_intercept", True) is False
+    _, solver = make_driver(X, y, loss=loss, support_newton="auto", **objective_options)
+    if free:
+        problem = build_problem(X, y, loss=loss, alpha=None, C=C, l1_ratio=1.0,
+                                fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                                loss_params={}, regularize_intercept=False)
+        solver = cd_module.CD(problem, dict(working_set=True, anderson=True, newton=True,
+                                            screening=False, support_newton="auto"), seed=0)
     assert solver.support_newton is runs
-    _, solver = make_driver(X, y, loss=loss, newton=newton, support_newton=False,
-                            **objective_options)
-    assert solver.support_newton is False
+    if loss == "logistic":
+        _, forced = make_driver(X, y, loss=loss, support_newton="on")
+        assert forced.support_newton is True
 
 
-def test_refuses_a_value_that_is_not_a_bool(data):
+def test_refuses_an_unknown_choice(data):
     X, y = data
-    with pytest.raises(TypeError, match="support_newton must be True or False"):
+    with pytest.raises(ValueError, match="support_newton must be one of"):
         fastdual.train(X, y, loss="squared_hinge", solver="cd", support_newton="yes")
 
 
@@ -232,13 +238,13 @@ def test_no_step_after_the_gram_paths_sweeps(C_value):
     """One-hot columns with the intercept (a9a's shape: X has a null space) take the model's
     Gram path, whose sweeps cap while they drift along the null space; a step there (the floor
     turning the null space's zero curvature into long moves) slowed a9a's -s 5 down: the model
-    is that of support_newton=False, bit for bit."""
+    is that of support_newton="off", bit for bit."""
     from test_cd_l1_certificate import one_hot_problem
     X, y = one_hot_problem()
     models = [fastdual.train(X, y, loss="squared_hinge", C=C_value, l1_ratio=1.0, solver="cd",
                              fit_intercept=True, tol=1e-6, max_epochs=300,
                              support_newton=choice)
-              for choice in (True, False)]
+              for choice in ("auto", "off")]
     assert models[0].converged_ and models[1].converged_
     assert models[0].n_epochs_ == models[1].n_epochs_
     np.testing.assert_array_equal(models[0].coef_, models[1].coef_)

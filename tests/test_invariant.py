@@ -44,7 +44,7 @@ OPTION_VALUES = {
     "anderson": [True, False],
     "newton": [True, False],
     "screening": [True, False],
-    "support_newton": [True, False],
+    "support_newton": ["auto", "on", "off"],
 }
 
 # Option values a solver refuses together, with a clear error: these messages, nothing else.

@@ -60,6 +60,9 @@ SUPPORT_RATIO = 0.25
 # The step's system carries the model's floor times a damping in [DAMPING_LEAST, 1]: divided by
 # 1 / DAMPING_DOWN after a full step that changed no sign, multiplied by DAMPING_UP otherwise.
 DAMPING_DOWN, DAMPING_UP, DAMPING_LEAST = 0.01, 10.0, 1e-8
+# the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
+# optimum's support and margin set, the support's Newton step lands on the optimum
+PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
 EPS = np.finfo(float).eps
 
 
@@ -96,11 +99,13 @@ class CD:
                          help="proximal Newton steps on the working set (the losses whose "
                               "curvature varies: all but the squared loss); False: sweeps "
                               "with the loss's global curvature bound"),
-        "support_newton": Option(True, kind=bool,
+        "support_newton": Option("auto", choices=("auto", "on", "off"),
                                  help="with newton and an l1 term: a Newton step on the "
                                       "support with the signs held, its Hessian factored, "
-                                      "after an epoch whose model sweeps ended at their cap "
-                                      "on a support that changed little"),
+                                      "after an epoch whenever cd has read as much since the "
+                                      "last one as it cost; auto: for the losses whose "
+                                      "curvature is piecewise constant (squared hinge, "
+                                      "smoothed hinge)"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -116,8 +121,10 @@ class CD:
         capabilities = get_loss_spec(problem.loss_name).capabilities
         quadratic = "quadratic_dual" in capabilities and "box" not in capabilities
         self.newton = options["newton"] and not quadratic
-        self.support_newton = (self.newton and options.get("support_newton", True)
-                               and problem.l1 > 0.0 and not problem.free_intercept)
+        choice = options.get("support_newton", "auto")
+        self.support_newton = (self.newton and problem.l1 > 0.0 and not problem.free_intercept
+                               and (choice == "on" or (choice == "auto"
+                                                       and PIECEWISE_QUADRATIC <= capabilities)))
         self.capped = False         # whether this epoch's column model sweeps ended at their cap
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
