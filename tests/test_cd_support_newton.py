@@ -23,11 +23,11 @@ def data():
     return raw_text(n=300, d=150, seed=3)
 
 
-def make_driver(X, y, loss="squared_hinge", support_newton="on", **objective):
+def make_driver(X, y, loss="squared_hinge", support_newton="on", newton=True, **objective):
     objective = dict(dict(alpha=None, C=LANDING_C, l1_ratio=1.0, fit_intercept=True,
                           intercept_scaling=SCALING), **objective)
     problem = build_problem(X, y, loss=loss, sample_weight=None, loss_params={}, **objective)
-    options = dict(working_set=True, anderson=True, newton=True, screening=False,
+    options = dict(working_set=True, anderson=True, newton=newton, screening=False,
                    support_newton=support_newton)
     return problem, cd_module.CD(problem, options, seed=0)
 
@@ -153,28 +153,28 @@ def test_it_certifies_raw_text_in_fewer_passes(data):
     assert abs(on.primal_ - off.primal_) <= 1e-8 * off.primal_ + on.gap_ + off.gap_
 
 
-@pytest.mark.parametrize("loss, objective_options, runs", [
-    ("squared_hinge", {}, True),
-    ("smooth_hinge", {}, True),
-    ("logistic", {}, False),                                  # curvature not piecewise constant
-    ("squared_hinge", dict(l1_ratio=0.0), False),             # no l1 term: no signs to hold
-    ("squared_hinge", dict(regularize_intercept=False), False),   # a free intercept
+@pytest.mark.parametrize("loss, objective_options, newton, runs", [
+    ("squared_hinge", {}, True, True),
+    ("smooth_hinge", {}, True, True),
+    ("logistic", {}, True, False),                # curvature not piecewise constant ("on" only)
+    ("squared_hinge", {}, False, False),          # no Newton model: no capped sweeps to read
+    ("squared", {}, True, False),                 # the squared loss's sweeps are its own model
+    ("squared_hinge", dict(l1_ratio=0.0), True, False),        # no l1 term: no signs to hold
+    ("squared_hinge", dict(regularize_intercept=False), True, False),   # a free intercept
 ])
-def test_auto_runs_it_for_piecewise_quadratic_losses_with_an_l1_term(data, loss,
-                                                                     objective_options, runs):
+def test_which_problems_take_it(data, loss, objective_options, newton, runs):
+    """"auto" takes the step for the losses of piecewise-constant curvature with an l1 term,
+    the Newton model and no free intercept; "on" for any loss with the other conditions;
+    "off" never."""
     X, y = data
-    free = objective_options.pop("regularize_intercept", True) is False
-    _, solver = make_driver(X, y, loss=loss, support_newton="auto", **objective_options)
-    if free:
-        problem = build_problem(X, y, loss=loss, alpha=None, C=C, l1_ratio=1.0,
-                                fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
-                                loss_params={}, regularize_intercept=False)
-        solver = cd_module.CD(problem, dict(working_set=True, anderson=True, newton=True,
-                                            screening=False, support_newton="auto"), seed=0)
-    assert solver.support_newton is runs
-    if loss == "logistic":
-        _, forced = make_driver(X, y, loss=loss, support_newton="on")
-        assert forced.support_newton is True
+    choices = {}
+    for choice in ("auto", "on", "off"):
+        _, solver = make_driver(X, y, loss=loss, newton=newton, support_newton=choice,
+                                **objective_options)
+        choices[choice] = solver.support_newton
+    assert choices["auto"] is runs
+    assert choices["on"] is (runs or (loss == "logistic" and newton))
+    assert choices["off"] is False
 
 
 def test_refuses_an_unknown_choice(data):
