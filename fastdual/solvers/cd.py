@@ -28,7 +28,6 @@ import math
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from fastdual._core import reduce as _reduce
 from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
 from fastdual.solvers import _cd, _newton
@@ -70,27 +69,16 @@ EPS = np.finfo(float).eps
 def anderson_weights(iterates):
     """The affine weights (summing to 1) of iterates[1:] whose combination of the consecutive
     differences has the least norm (Anderson extrapolation, docs/math.md 4k), or None if the
-    differences are degenerate. (Own loops, not BLAS and LAPACK: their sums depend on where the
-    arrays lie in memory, and the extrapolation is kept or not on a comparison: _core.reduce.)"""
+    differences are degenerate."""
     steps = np.diff(iterates, axis=0)
-    k = steps.shape[0]
-    gram, weights = np.empty((k, k)), np.ones(k)
-    _reduce.gram_rows(steps, gram)
-    if not _reduce.solve_small(gram, weights):
+    try:
+        weights = np.linalg.solve(steps @ steps.T, np.ones(steps.shape[0]))
+    except np.linalg.LinAlgError:
         return None
-    total = float(np.sum(weights))
+    total = weights.sum()
     if not (np.isfinite(total) and total != 0.0):
         return None
     return weights / total
-
-
-def combine(weights, rows):
-    """sum_k weights_k rows_k, row by row (each entry summed in the same order wherever the
-    arrays lie, unlike a BLAS product)."""
-    out = weights[0] * rows[0]
-    for k in range(1, weights.shape[0]):
-        out += weights[k] * rows[k]
-    return out
 
 
 class CD:
@@ -307,7 +295,7 @@ class CD:
             self._damp(False)
             return work
         step = -cho_solve(factor, gradient, check_finite=False)
-        slope = _reduce.dot(gradient, step)
+        slope = float(gradient @ step)
         if not slope < 0.0:
             self._damp(False)
             return work
@@ -332,7 +320,7 @@ class CD:
             after = (_newton.loss_sum(self.y, self.cn, self.z, changes, scale, self.loss)
                      + penalty(trial, problem.l2, problem.l1, False))
             work += n
-            if after <= before + SIGMA * _reduce.dot(gradient, trial - start):
+            if after <= before + SIGMA * float(gradient @ (trial - start)):
                 self._damp(t == 1.0 and not np.any(crossed))
                 self.w[support] = trial
                 self.z += scale * changes
@@ -472,7 +460,7 @@ class CD:
             weights = anderson_weights(points)
             if weights is None:
                 continue
-            candidate, changes = combine(weights, points[1:]), combine(weights, margins[1:])
+            candidate, changes = weights @ points[1:], weights @ margins[1:]
             entries += m + ANDERSON_K * n
             # (the weights the last sweep set to 0 stay 0: no support the sweeps dropped)
             zeroed = (points[-1] == 0.0) & (candidate != 0.0)
@@ -482,9 +470,9 @@ class CD:
                 _cd.add_columns(*self.columns, n, d, self.bias, ws[zeroed], -candidate[zeroed],
                                 changes)
                 candidate[zeroed] = 0.0
-            if (_reduce.model_value(u, h, changes)
+            if (float(u @ changes + 0.5 * (h @ (changes * changes)))
                     + penalty(candidate, problem.l2, problem.l1, free_last)
-                    < _reduce.model_value(u, h, r)
+                    < float(u @ r + 0.5 * (h @ (r * r)))
                     + penalty(points[-1], problem.l2, problem.l1, free_last)):
                 trial[ws] = candidate
                 r[:] = changes
@@ -541,7 +529,7 @@ class CD:
         start = self.w[ws]
         step = target - start
         before_penalty = penalty(start, problem.l2, problem.l1, free_last)
-        decrease = (_reduce.dot(self.u, self.r)
+        decrease = (float(self.u @ self.r)
                     + penalty(target, problem.l2, problem.l1, free_last) - before_penalty)
         if not decrease < 0.0:
             return 0.0, False
@@ -566,7 +554,7 @@ class CD:
         weights = anderson_weights(iterates)
         if weights is None:
             return None
-        candidate = combine(weights, iterates[1:])
+        candidate = weights @ iterates[1:]
         problem = self.problem
         z = self.z.copy()
         _cd.add_columns(*self.columns, problem.n_samples, problem.n_features, self.bias,
@@ -660,15 +648,15 @@ class CD:
             scale = l1 / largest if largest > l1 else 1.0
             factor = scale
             # the certificate kept the better of two dual points: recompute the gap of this one
-            dual = _reduce.dot(problem.sample_weight,
-                               loss.dual_values(self.y, scale * duals)) / n
+            dual = float(np.dot(problem.sample_weight,
+                                loss.dual_values(self.y, scale * duals))) / n
             gap = primal - dual
         if not (math.isfinite(gap) and math.isfinite(dual)):
             return
         # Rounding: the sums of n terms behind P, D and x_j . (c theta) / n are off by at most
         # about n eps times the sums of their terms' sizes; the radius covers both.
         rounding = n * EPS
-        theta_norm = scale * math.sqrt(_reduce.dot(self.cn, duals * duals))
+        theta_norm = scale * math.sqrt(float(np.dot(self.cn, duals * duals)))
         gap = max(gap, 0.0) + rounding * (abs(primal) + abs(dual))
         radius = (math.sqrt(2.0 * gap / loss.gamma) + rounding * theta_norm) * (1.0 + rounding)
         if _cd.screen(v, factor, self.norms, radius, l1, self.features, self.screened) > 0:

@@ -4,7 +4,9 @@
 from dataclasses import dataclass
 
 import numpy as np
-from fastdual._core.reduce import asum, dot
+from scipy.linalg.blas import ddot
+
+from fastdual._core.reduce import asum
 
 
 @dataclass(frozen=True)
@@ -43,10 +45,11 @@ def soft_threshold(v, kappa):
 
 def penalty(w, l2, l1, free_last):
     """l2/2 ||w||^2 + l1 ||w||_1 over the entries of w (float64, contiguous) but the last when
-    it is a free intercept's; by _core.reduce (sums that do not depend on where w lies in
-    memory), without a temporary of w's length."""
+    it is a free intercept's, without a temporary of w's length: by BLAS's ddot and
+    _core.reduce's absolute sum (scipy's dasum sums in an order that depends on where w lies in
+    memory, and a line search compares these values)."""
     last = w[-1] if free_last else 0.0
-    value = 0.5 * l2 * (dot(w, w) - last * last)
+    value = 0.5 * l2 * (ddot(w, w) - last * last)
     if l1:
         value += l1 * (asum(w) - abs(last))
     return value
@@ -58,4 +61,4 @@ def helper_can_shrink(problem, checkpoint, working_l2):
     the l1 optimum is dominated by the helper's bias, not by optimisation: time to lower it."""
     w = checkpoint.w
     primal, dual = problem.primal_dual(w, checkpoint.duals, l2=working_l2)
-    return primal - dual <= 0.25 * working_l2 * dot(w, w)
+    return primal - dual <= 0.25 * working_l2 * float(w @ w)

@@ -10,10 +10,9 @@ margins.
 import numpy as np
 
 from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.blas import daxpy
+from scipy.linalg.blas import daxpy, ddot, dnrm2
 
 from fastdual._core import rows as _rows
-from fastdual._core.reduce import dot, norm2
 from fastdual.solvers import _newton
 from fastdual.solvers.common import Option, penalty, soft_threshold
 
@@ -194,14 +193,14 @@ class Newton:
         residual = -gradient
         z = residual / precond
         direction = z.copy()
-        rz = dot(residual, z)
+        rz = ddot(residual, z)
         for _ in range(self.max_cg):
             hd = self._hessian_times(direction)
             if damp_last:
                 hd[-1] += l2 * direction[-1]
             if free is not None:
                 hd[~free] = 0.0
-            curvature = dot(direction, hd)
+            curvature = ddot(direction, hd)
             if not curvature > 0.0:          # flat or not convex along it: stop here
                 if not np.any(step):
                     step[:] = residual       # (no progress yet: steepest descent)
@@ -209,10 +208,10 @@ class Newton:
             alpha = rz / curvature
             daxpy(direction, step, a=alpha)
             daxpy(hd, residual, a=-alpha)
-            if norm2(residual) <= forcing:
+            if dnrm2(residual) <= forcing:
                 break
             np.divide(residual, precond, out=z)
-            rz_next = dot(residual, z)
+            rz_next = ddot(residual, z)
             direction *= rz_next / rz
             direction += z
             rz = rz_next
@@ -258,13 +257,13 @@ class Newton:
             orthant = np.where(w != 0, np.sign(w), -np.sign(gradient))
             free = orthant != 0
             del lam
-        norm = norm2(gradient)
+        norm = dnrm2(gradient)
         if not norm > 0.0:
             return
         step = self._direct_step(gradient, free) if self.direct else None
         if step is None:
             step = self._cg_step(gradient, free, norm)
-        slope = dot(gradient, step)
+        slope = ddot(gradient, step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
         self._margins(step, self.dz)
@@ -279,7 +278,7 @@ class Newton:
             else:
                 crossed = trial * orthant < 0     # projected back onto the orthant's face
                 if np.any(crossed):
-                    decrease -= dot(gradient[crossed], trial[crossed])
+                    decrease -= float(gradient[crossed] @ trial[crossed])
                     trial[crossed] = 0.0
                     trial_z = self.trial_z
                     self._margins(trial, trial_z)
