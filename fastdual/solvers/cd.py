@@ -102,10 +102,11 @@ class CD:
         "support_newton": Option("auto", choices=("auto", "on", "off"),
                                  help="with newton and an l1 term: a Newton step on the "
                                       "support with the signs held, its Hessian factored, "
-                                      "after an epoch whenever cd has read as much since the "
-                                      "last one as it cost; auto: for the losses whose "
-                                      "curvature is piecewise constant (squared hinge, "
-                                      "smoothed hinge)"),
+                                      "after an epoch whose model sweeps ended at their cap on "
+                                      "a settled support, once cd has read a quarter of the "
+                                      "last one's cost since it; auto: for the losses with "
+                                      "the capabilities smooth, quadratic_dual and box "
+                                      "(squared hinge, smoothed hinge)"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -252,8 +253,9 @@ class CD:
         times the last step's cost since it. Returns the step's work in entries (0: none)."""
         self.since_support += work
         now = self.w[ws] != 0.0
-        settled = np.count_nonzero(support != now) <= SUPPORT_CHANGE * np.count_nonzero(now)
-        if not (self.capped and settled
+        size = np.count_nonzero(now)
+        settled = np.count_nonzero(support != now) <= SUPPORT_CHANGE * size
+        if not (self.capped and settled and 0 < size <= SUPPORT_SIZE
                 and self.since_support >= SUPPORT_RATIO * self.support_cost):
             return 0.0
         self.support_cost = self._support_step()
@@ -281,7 +283,7 @@ class CD:
         position = np.full(d + 1, -1, dtype=np.int32)
         position[support] = np.arange(m, dtype=np.int32)
         hessian, gradient = np.empty((m, m)), np.empty(m)
-        work = self.pass_entries + _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias,
+        work = self.pass_entries + n + _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias,
                                                   self.u, self.h, position, hessian, gradient,
                                                   np.empty(m, dtype=np.int32), np.empty(m))
         work += FACTOR_ENTRIES * m ** 3 / 3.0
@@ -304,13 +306,16 @@ class CD:
         _cd.add_columns(*self.columns, n, d, self.bias, support, step, r)
         work += self._entries(support)
         before = loss + penalty(start, problem.l2, problem.l1, False)
-        t = 1.0
+        t, projected = 1.0, None
         for _ in range(LINE_SEARCH_STEPS):
             trial = start + t * step
             crossed = np.sign(trial) != signs
             if np.any(crossed):
                 trial[crossed] = 0.0
-                changes = np.zeros(n)
+                if projected is None:
+                    projected = np.empty(n)
+                changes = projected
+                changes[:] = 0.0
                 _cd.add_columns(*self.columns, n, d, self.bias, support, trial - start,
                                 changes)
                 work += self._entries(support)
