@@ -49,15 +49,32 @@ def test_the_penalty_is_the_same_at_every_alignment(free_last, l2):
             assert values.pop() == pytest.approx(exact, rel=1e-12)
 
 
+def correlated_dense(n=1000, d=5000, rho=0.6, support=50, snr=3.0, seed=0):
+    """benchmarks/cd.py's correlated dense columns (each an AR(1) step from the one before),
+    unit rows, labels split at the median of a sparse linear signal plus noise."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, d))
+    X[:, 0] = rng.standard_normal(n)
+    scale = np.sqrt(1.0 - rho * rho)
+    for j in range(1, d):
+        X[:, j] = rho * X[:, j - 1] + scale * rng.standard_normal(n)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    w_true = np.zeros(d)
+    w_true[rng.choice(d, support, replace=False)] = rng.standard_normal(support)
+    signal = X @ w_true
+    y = signal + rng.standard_normal(n) * np.std(signal) / snr
+    return X, np.where(y > np.median(y), 1.0, -1.0)
+
+
 def test_cd_is_the_same_model_bit_for_bit_in_every_run():
     """cd's Anderson extrapolations are kept on comparisons of nearly equal sums near the
-    optimum: on this set (benchmarks.auto_l1's correlated dense columns, 1000 x 5000, unit rows,
-    LIBLINEAR's intercept) four runs in one process gave three or four different models
+    optimum: on this set (correlated dense columns, 1000 x 5000, unit rows, LIBLINEAR's
+    intercept) four runs in one process gave three or four different models
     (epochs, coefficients' last bits) while those sums went through BLAS."""
-    from benchmarks.auto_l1 import alpha_max, dense_classification
-    X, y = dense_classification()
+    X, y = correlated_dense()
     loss = "squared_hinge"
-    alpha = alpha_max(X, y, loss, 1.0) / 100
+    alpha = fastdual.alpha_max(X, y, loss=loss, l1_ratio=1.0, fit_intercept=True,
+                               regularize_intercept=True) / 100
     # (support_newton="off": the support's Newton steps take most of the extrapolations' close
     # calls away on this set; the extrapolations' comparisons are what this test is about)
     models = [fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=1.0, solver="cd",
