@@ -292,7 +292,9 @@ class CD:
         gradient += problem.l2 * start + problem.l1 * signs
         hessian[np.diag_indices(m)] += problem.l2 + self.damping * self.floor[support]
         try:
-            factor = cho_factor(hessian, lower=True, overwrite_a=True, check_finite=False)
+            # (hessian is symmetric: its transpose is the same matrix in Fortran order, which
+            # LAPACK factors in place; the C-ordered array itself would be copied first)
+            factor = cho_factor(hessian.T, lower=True, overwrite_a=True, check_finite=False)
         except LinAlgError:
             self._damp(False)
             return work
