@@ -312,3 +312,28 @@ def test_a_failed_factorisation_leaves_w_and_raises_the_damping(data, monkeypatc
     solver._support_step()
     np.testing.assert_array_equal(solver.w, start)
     assert solver.damping == pytest.approx(1e-5)
+
+
+@pytest.mark.parametrize("bias", [0.0, 2.5])
+def test_model_gram_is_numpys_and_skips_only_rows_with_nothing_to_add(data, bias):
+    """The step's Hessian and gradient (model_gram) against numpy, with samples of h = 0 and
+    g != 0 (the smoothed hinge's linear part), of both 0 (past a margin: not read) and of
+    both nonzero, on a working set in scattered order with the intercept's column."""
+    X, y = data
+    X = X.tocsr()
+    n, d = X.shape
+    rng = np.random.default_rng(4)
+    kind = rng.integers(0, 3, n)
+    h = np.where(kind == 2, rng.random(n), 0.0)
+    g = np.where(kind == 0, 0.0, rng.standard_normal(n))
+    ws = np.append(rng.choice(d, 40, replace=False), d).astype(np.int32)
+    position = np.full(d + 1, -1, dtype=np.int32)
+    position[ws] = np.arange(ws.shape[0], dtype=np.int32)
+    gram, b = np.empty((41, 41)), np.empty(41)
+    work = cd_module._cd.model_gram(X.data, X.indices, X.indptr, n, d, bias, g, h, position,
+                                    gram, b, np.empty(41, dtype=np.int32), np.empty(41))
+    A = np.hstack([X.toarray(), np.full((n, 1), bias)])[:, ws]
+    np.testing.assert_allclose(gram, A.T @ (h[:, None] * A), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b, A.T @ g, rtol=1e-12, atol=1e-12)
+    counts = np.count_nonzero(A[kind != 0], axis=1)
+    assert work == pytest.approx(0.5 * np.sum(counts * (counts + 1)))

@@ -556,8 +556,9 @@ def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] 
     matrix") on a working set W, from X read by rows (rows.pxd's layout): gram = X_W^T diag(h)
     X_W and b = X_W^T g (g_i = c_i phi'(z_i) / n, h_i = c_i phi''(z_i) / n at w0's margins),
     position[j] the index of feature j (n_features: the intercept's column, of value bias) in
-    W, -1 outside it. scratch_*: at least |W| entries. Returns the multiply-adds made (the sum
-    over the rows of their entries in W squared, halved)."""
+    W, -1 outside it. scratch_*: at least |W| entries. Rows with h_i = g_i = 0 (a squared
+    hinge's samples past the margin) add nothing and are not read. Returns the multiply-adds
+    made (the sum over the rows read of their entries in W squared, halved)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -568,6 +569,10 @@ def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] 
         gram[:, :] = 0.0
         b[:] = 0.0
         for i in range(n_samples):
+            hi = h[i]
+            gi = g[i]
+            if hi == 0.0 and gi == 0.0:
+                continue        # (a squared hinge's sample past the margin: nothing to add)
             row_range(ptr, i, n_features, &start, &end)
             count = 0
             for p in range(start, end):
@@ -580,8 +585,6 @@ def model_gram(const floating[::1] data, const int[::1] indices, const int[::1] 
                 scratch_index[count] = bias_position
                 scratch_value[count] = bias
                 count += 1
-            hi = h[i]
-            gi = g[i]
             for a in range(count):
                 va = scratch_value[a]
                 b[scratch_index[a]] += gi * va
