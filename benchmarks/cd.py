@@ -29,26 +29,11 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from benchmarks.datasets import load, normalize_rows  # noqa: E402
+from benchmarks.datasets import correlated_dense, load, normalize_rows  # noqa: E402,F401
 from benchmarks.timing import matvec_floor, timed_fit as timed  # noqa: E402
 
 TARGETS = (1e-4, 1e-6)
 BUDGETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-
-
-def correlated_dense(n=1000, d=5000, rho=0.6, support=50, snr=3.0, seed=0):
-    rng = np.random.default_rng(seed)
-    X = np.empty((n, d))
-    X[:, 0] = rng.standard_normal(n)
-    scale = np.sqrt(1.0 - rho * rho)
-    for j in range(1, d):
-        X[:, j] = rho * X[:, j - 1] + scale * rng.standard_normal(n)
-    X = normalize_rows(X)
-    w_true = np.zeros(d)
-    w_true[rng.choice(d, support, replace=False)] = rng.standard_normal(support)
-    signal = X @ w_true
-    y = signal + rng.standard_normal(n) * np.std(signal) / snr
-    return X, y
 
 
 def lasso_primal(X, y, w, lam):

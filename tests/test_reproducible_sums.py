@@ -3,12 +3,20 @@
 the vector starts in memory: a training is the same bit for bit from one run to the next
 (docs/math.md Sec. 8, "Reproducible sums")."""
 import math
+import os
+import sys
 
 import numpy as np
 import pytest
 
 import fastdual
 from fastdual._core import reduce
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ROOT not in sys.path:
+    sys.path.append(_ROOT)      # (appended: the installed package is found first)
+
+from benchmarks.datasets import correlated_dense  # noqa: E402
 
 
 def at_offset(values, offset):
@@ -49,29 +57,13 @@ def test_the_penalty_is_the_same_at_every_alignment(free_last, l2):
             assert values.pop() == pytest.approx(exact, rel=1e-12)
 
 
-def correlated_dense(n=1000, d=5000, rho=0.6, support=50, snr=3.0, seed=0):
-    """benchmarks/cd.py's correlated dense columns (each an AR(1) step from the one before),
-    unit rows, labels split at the median of a sparse linear signal plus noise."""
-    rng = np.random.default_rng(seed)
-    X = np.empty((n, d))
-    X[:, 0] = rng.standard_normal(n)
-    scale = np.sqrt(1.0 - rho * rho)
-    for j in range(1, d):
-        X[:, j] = rho * X[:, j - 1] + scale * rng.standard_normal(n)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    w_true = np.zeros(d)
-    w_true[rng.choice(d, support, replace=False)] = rng.standard_normal(support)
-    signal = X @ w_true
-    y = signal + rng.standard_normal(n) * np.std(signal) / snr
-    return X, np.where(y > np.median(y), 1.0, -1.0)
-
-
 def test_cd_is_the_same_model_bit_for_bit_in_every_run():
     """cd's Anderson extrapolations are kept on comparisons of nearly equal sums near the
-    optimum: on this set (correlated dense columns, 1000 x 5000, unit rows, LIBLINEAR's
-    intercept) four runs in one process gave three or four different models
+    optimum: on this set (benchmarks' correlated dense columns, 1000 x 5000, unit rows,
+    LIBLINEAR's intercept) four runs in one process gave three or four different models
     (epochs, coefficients' last bits) while those sums went through BLAS."""
-    X, y = correlated_dense()
+    X, target = correlated_dense()
+    y = np.where(target > np.median(target), 1.0, -1.0)
     loss = "squared_hinge"
     alpha = fastdual.alpha_max(X, y, loss=loss, l1_ratio=1.0, fit_intercept=True,
                                regularize_intercept=True) / 100
