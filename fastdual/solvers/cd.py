@@ -264,10 +264,10 @@ class CD:
 
     def _support_step(self):
         """A Newton step on the support S with the signs held (docs/math.md 4k, "The support's
-        Newton step"): on the orthant of w's signs the objective is smooth on S, its Newton
-        system (X_S^T diag(h) X_S + l2 I + the model's floor, damped: _damp) s = -(g_S + l2 w_S
-        + l1 sign(w_S))
-        is formed by model_gram in one pass over the rows and solved by Cholesky; then a
+        Newton step"): on the orthant of w's signs the objective is smooth on S. Its Newton
+        system, (X_S^T diag(h) X_S + l2 I + the model's floor damped by _damp) s =
+        -(g_S + l2 w_S + l1 sign(w_S)), is formed by model_gram in one pass over the rows and
+        solved by Cholesky; then a
         backtracking search on the true objective, each trial projected on the orthant (a
         weight that would change sign becomes 0). Where the sweeps crawl along the valleys of
         a few long rows, the factorisation takes the whole valley at once. Returns the work in
@@ -283,10 +283,12 @@ class CD:
         position = np.full(d + 1, -1, dtype=np.int32)
         position[support] = np.arange(m, dtype=np.int32)
         hessian, gradient = np.empty((m, m)), np.empty(m)
-        work = self.pass_entries + n + _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias,
-                                                  self.u, self.h, position, hessian, gradient,
-                                                  np.empty(m, dtype=np.int32), np.empty(m))
-        work += FACTOR_ENTRIES * m ** 3 / 3.0
+        products = _cd.model_gram(*problem.X.kernel_args, n, d, problem.bias, self.u, self.h,
+                                  position, hessian, gradient, np.empty(m, dtype=np.int32),
+                                  np.empty(m))
+        # (the loss pass, the rows' pass counted whole, the Gram's multiply-adds, the
+        # factorisation's)
+        work = n + self.pass_entries + products + FACTOR_ENTRIES * m ** 3 / 3.0
         start = self.w[support]
         signs = np.sign(start)
         gradient += problem.l2 * start + problem.l1 * signs
