@@ -29,7 +29,7 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from benchmarks.datasets import correlated_dense, load, normalize_rows  # noqa: E402,F401
+from benchmarks.datasets import correlated_dense, load  # noqa: E402
 from benchmarks.timing import matvec_floor, timed_fit as timed  # noqa: E402
 
 TARGETS = (1e-4, 1e-6)

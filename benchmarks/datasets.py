@@ -249,6 +249,23 @@ def describe(X, y):
             "sparse": bool(sp.issparse(X))}
 
 
+def correlated_dense(n=1000, d=5000, rho=0.6, support=50, snr=3.0, seed=0):
+    """Dense columns, each an AR(1) step (correlation rho) from the one before, unit rows, and a
+    regression target from a sparse linear signal plus noise (signal-to-noise snr)."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, d))
+    X[:, 0] = rng.standard_normal(n)
+    scale = np.sqrt(1.0 - rho * rho)
+    for j in range(1, d):
+        X[:, j] = rho * X[:, j - 1] + scale * rng.standard_normal(n)
+    X = normalize_rows(X)
+    w_true = np.zeros(d)
+    w_true[rng.choice(d, support, replace=False)] = rng.standard_normal(support)
+    signal = X @ w_true
+    y = signal + rng.standard_normal(n) * np.std(signal) / snr
+    return X, y
+
+
 def main(argv=None):
     import argparse
     p = argparse.ArgumentParser(description="Load, cache and describe the benchmark data sets")
@@ -266,19 +283,3 @@ def main(argv=None):
 if __name__ == "__main__":
     main()
 
-
-def correlated_dense(n=1000, d=5000, rho=0.6, support=50, snr=3.0, seed=0):
-    """Dense columns, each an AR(1) step (correlation rho) from the one before, unit rows, and a
-    regression target from a sparse linear signal plus noise (signal-to-noise snr)."""
-    rng = np.random.default_rng(seed)
-    X = np.empty((n, d))
-    X[:, 0] = rng.standard_normal(n)
-    scale = np.sqrt(1.0 - rho * rho)
-    for j in range(1, d):
-        X[:, j] = rho * X[:, j - 1] + scale * rng.standard_normal(n)
-    X = normalize_rows(X)
-    w_true = np.zeros(d)
-    w_true[rng.choice(d, support, replace=False)] = rng.standard_normal(support)
-    signal = X @ w_true
-    y = signal + rng.standard_normal(n) * np.std(signal) / snr
-    return X, y

@@ -267,11 +267,11 @@ class CD:
         Newton step"): on the orthant of w's signs the objective is smooth on S. Its Newton
         system, (X_S^T diag(h) X_S + l2 I + the model's floor damped by _damp) s =
         -(g_S + l2 w_S + l1 sign(w_S)), is formed by model_gram in one pass over the rows and
-        solved by Cholesky; then a
-        backtracking search on the true objective, each trial projected on the orthant (a
-        weight that would change sign becomes 0). Where the sweeps crawl along the valleys of
-        a few long rows, the factorisation takes the whole valley at once. Returns the work in
-        entries of X (the factorisation's multiply-adds counted at FACTOR_ENTRIES each)."""
+        solved by Cholesky; then a backtracking search on the true objective, each trial
+        projected on the orthant (a weight that would change sign becomes 0). Where the sweeps
+        crawl along the valleys of a few long rows, the factorisation takes the whole valley at
+        once. Returns the work in entries of X (the factorisation's multiply-adds counted at
+        FACTOR_ENTRIES each)."""
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         size = d + 1 if problem.bias else d
