@@ -41,6 +41,12 @@ ANDERSON_K = 5      # sweeps between Anderson extrapolations
 # four blocks of ANDERSON_K, each block extrapolated)
 MODEL_SWEEPS = 1 + 4 * ANDERSON_K
 MODEL_TOL = 0.3     # ... stopping once the model's violation is below this times the set's
+#                     tolerance, or below model_eps times the first epoch's largest violation,
+#                     the looser (docs/math.md 4k, "How exactly each model is minimised"):
+#                     model_eps starts at MODEL_EPS_START, is multiplied by MODEL_EPS_FACTOR
+#                     after a full step of the line search, divided by it (at most back to
+#                     MODEL_EPS_START) after a shortened one
+MODEL_EPS_START, MODEL_EPS_FACTOR = 1.0, 0.25
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
@@ -130,6 +136,12 @@ class CD:
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
         self.damping = 1.0          # the weight of the model's floor in the step (_damp)
+        # The models' tolerance adapts to the line search's steps (_adapt_model_tol) for the
+        # losses whose curvature varies continuously (logistic): a piecewise-quadratic loss's
+        # model is its own on the current margin set, and is minimised to MODEL_TOL throughout.
+        self.adaptive_model = self.newton and not PIECEWISE_QUADRATIC <= capabilities
+        self.model_eps = MODEL_EPS_START   # the models' tolerance, in first_violation units
+        self.first_violation = None         # the first epoch's largest violation
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
         self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
@@ -235,6 +247,8 @@ class CD:
                              self.u, self.w, problem.l2, problem.l1, problem.free_intercept,
                              self.features, self.lipschitz, self.scores)
         work = self.score_entries
+        if self.first_violation is None:
+            self.first_violation = largest
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
             ws = self._working_set()
@@ -412,9 +426,11 @@ class CD:
             work += entries + 2 * n
             if violation <= tol:
                 break
-            reads, moved = self._line_search(ws, self.trial[ws], free_last, loss)
+            reads, t = self._line_search(ws, self.trial[ws], free_last, loss)
             work += reads
-            if not moved:
+            if gram is None and self.adaptive_model:
+                self._adapt_model_tol(t)
+            if t == 0.0:
                 # No sufficient decrease (at a precision where the objective's differences are
                 # rounding): the sweeps with the global curvature bound, monotone by
                 # construction, finish the working set (u is w's: w did not move).
@@ -441,7 +457,7 @@ class CD:
         q[:] = u
         args = (*self.columns, n, d, self.bias, h, trial, r, q, ws, self.floor, self.lipschitz,
                 problem.l2, problem.l1, problem.free_intercept)
-        model_tol = MODEL_TOL * tol
+        model_tol = self._model_tol(tol)
         if not self.anderson:
             sweeps, entries, violation, last = _cd.model_sweeps(*args, MODEL_SWEEPS, tol,
                                                                 model_tol, curvature, hsums,
@@ -490,6 +506,24 @@ class CD:
         self.capped |= sweeps >= MODEL_SWEEPS and last > model_tol
         return entries, violation
 
+    def _model_tol(self, tol):
+        """The column sweeps' tolerance on the model, for a working set solved to `tol`:
+        MODEL_TOL * tol, or model_eps times the first epoch's largest violation where that is
+        the looser (docs/math.md 4k, "How exactly each model is minimised")."""
+        if not self.adaptive_model:
+            return MODEL_TOL * tol
+        return max(MODEL_TOL * tol, self.model_eps * (self.first_violation or 0.0))
+
+    def _adapt_model_tol(self, t):
+        """After a line search that took the step t (0: none): a full step says the model held
+        over the whole step, and the next is minimised MODEL_EPS_FACTOR times tighter; a
+        shortened one says it stepped beyond where it holds, and the next is minimised that
+        much looser, at most as loosely as the first."""
+        if t == 1.0:
+            self.model_eps *= MODEL_EPS_FACTOR
+        else:
+            self.model_eps = min(self.model_eps / MODEL_EPS_FACTOR, MODEL_EPS_START)
+
     def _gram_buffers(self, ws):
         """(position, gram, b, hd, scratch index, scratch value) for the model on its Gram
         matrix over the working set (docs/math.md 4k), or None where the column sweeps are the
@@ -533,7 +567,7 @@ class CD:
         """w <- w + t (target - w) on the working set for the largest t in 1, 1/2, ... with
         P(w + t d) <= P(w) + SIGMA t Delta, Delta = g . r + pen(target) - pen(w) (< 0 for a
         step that decreases the model); the margins move by t r (u is left stale). `before`:
-        the loss term at w. Returns (the entries read, whether w moved)."""
+        the loss term at w. Returns (the entries read, t; 0 if w did not move)."""
         problem = self.problem
         start = self.w[ws]
         step = target - start
@@ -541,7 +575,7 @@ class CD:
         decrease = (float(self.u @ self.r)
                     + penalty(target, problem.l2, problem.l1, free_last) - before_penalty)
         if not decrease < 0.0:
-            return 0.0, False
+            return 0.0, 0.0
         t, reads = 1.0, 0.0
         for _ in range(LINE_SEARCH_STEPS):
             candidate = start + t * step
@@ -551,9 +585,9 @@ class CD:
             if after <= before + before_penalty + SIGMA * t * decrease:
                 self.w[ws] = candidate
                 self.z += t * self.r
-                return reads, True
+                return reads, t
             t *= 0.5
-        return reads, False
+        return reads, 0.0
 
     def _anderson_point(self, iterates):
         """The Anderson extrapolation of consecutive iterates on the working set (Bertrand &
