@@ -62,6 +62,13 @@ def test_full_steps_tighten_it_and_shortened_ones_loosen_it(data):
         assert solver.model_eps == pytest.approx(expected)
     # (the sequence reached the cap: a shortened step never loosens beyond the first models)
     assert expected == pytest.approx(start * factor)
+    # A long run of full steps stops at MODEL_EPS_LEAST instead of underflowing to 0, from
+    # where a shortened step could not loosen it again.
+    for _ in range(2000):
+        solver._adapt_model_tol(1.0)
+    assert solver.model_eps == cd_module.MODEL_EPS_LEAST > 0.0
+    solver._adapt_model_tol(0.5)
+    assert solver.model_eps == pytest.approx(cd_module.MODEL_EPS_LEAST / factor)
 
 
 def test_the_line_search_drives_it(data, monkeypatch):
@@ -93,7 +100,8 @@ def test_the_line_search_drives_it(data, monkeypatch):
     assert len(after) == len(swept) > 0
     factor, start = cd_module.MODEL_EPS_FACTOR, cd_module.MODEL_EPS_START
     for (eps, t), new in zip(swept, after):
-        assert new == pytest.approx(eps * factor if t == 1.0 else min(eps / factor, start))
+        assert new == pytest.approx(max(eps * factor, cd_module.MODEL_EPS_LEAST) if t == 1.0
+                                    else min(eps / factor, start))
     assert any(t == 1.0 for _, t in swept) and any(t < 1.0 for _, t in swept)
 
 

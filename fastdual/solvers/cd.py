@@ -47,6 +47,7 @@ MODEL_TOL = 0.3     # ... stopping once the model's violation is below this time
 #                     after a full step of the line search, divided by it (at most back to
 #                     MODEL_EPS_START) after a shortened one
 MODEL_EPS_START, MODEL_EPS_FACTOR = 1.0, 0.25
+MODEL_EPS_LEAST = 1e-20   # (below which MODEL_TOL governs in any run: no underflow to 0)
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
@@ -520,7 +521,7 @@ class CD:
         shortened one says it stepped beyond where it holds, and the next is minimised that
         much looser, at most as loosely as the first."""
         if t == 1.0:
-            self.model_eps *= MODEL_EPS_FACTOR
+            self.model_eps = max(self.model_eps * MODEL_EPS_FACTOR, MODEL_EPS_LEAST)
         else:
             self.model_eps = min(self.model_eps / MODEL_EPS_FACTOR, MODEL_EPS_START)
 
