@@ -1,6 +1,7 @@
 """cd's Newton step on the support with the signs held (docs/math.md 4k, "The support's Newton
 step"): the step against an independent numpy solve of the same system, its landing on the
-optimum of a piecewise-quadratic loss, its descent from any point, and when it runs."""
+optimum of a piecewise-quadratic loss, its descent from any point, when it runs, and the
+logistic loss's step on a block of a large support."""
 import warnings
 
 import numpy as np
@@ -156,25 +157,106 @@ def test_it_certifies_raw_text_in_fewer_passes(data):
 @pytest.mark.parametrize("loss, objective_options, newton, runs", [
     ("squared_hinge", {}, True, True),
     ("smooth_hinge", {}, True, True),
-    ("logistic", {}, True, False),                # curvature not piecewise constant ("on" only)
+    ("logistic", {}, True, True),
     ("squared_hinge", {}, False, False),          # no Newton model: no capped sweeps to read
     ("squared", {}, True, False),                 # the squared loss's sweeps are its own model
     ("squared_hinge", dict(l1_ratio=0.0), True, False),        # no l1 term: no signs to hold
     ("squared_hinge", dict(regularize_intercept=False), True, False),   # a free intercept
 ])
 def test_which_problems_take_it(data, loss, objective_options, newton, runs):
-    """"auto" takes the step for the losses of piecewise-constant curvature with an l1 term,
-    the Newton model and no free intercept; "on" for any loss with the other conditions;
-    "off" never."""
+    """"auto" and "on" take the step for the losses with the Newton model, an l1 term and no
+    free intercept; "off" never."""
     X, y = data
     choices = {}
     for choice in ("auto", "on", "off"):
         _, solver = make_driver(X, y, loss=loss, newton=newton, support_newton=choice,
                                 **objective_options)
         choices[choice] = solver.support_newton
-    assert choices["auto"] is runs
-    assert choices["on"] is (runs or (loss == "logistic" and newton))
+    assert choices["auto"] is runs and choices["on"] is runs
     assert choices["off"] is False
+
+
+def logistic_terms(A, y, w):
+    """(the logistic objective's loss term, its derivatives in the margins, its curvatures),
+    numpy, for the dense matrix A = [X, SCALING]."""
+    n = A.shape[0]
+    z = A @ w
+    p = 1.0 / (1.0 + np.exp(y * z))        # sigma(-y z)
+    return np.mean(np.logaddexp(0.0, -y * z)), -y * p / n, p * (1.0 - p) / n
+
+
+def test_the_block_is_the_supports_features_of_the_largest_norms(data, monkeypatch):
+    """Above SUPPORT_SIZE the logistic loss's step takes SUPPORT_BLOCK features of the
+    support, those of the largest column norms (numpy's here), and the intercept."""
+    X, y = data
+    monkeypatch.setattr(cd_module, "SUPPORT_BLOCK", 7)
+    _, solver = make_driver(X, y, loss="logistic")
+    d = X.shape[1]
+    rng = np.random.default_rng(0)
+    support = np.sort(rng.choice(d, 40, replace=False)).astype(np.int32)
+    norms = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    expected = np.sort(support[np.argsort(-norms[support], kind="stable")[:7]])
+    assert np.array_equal(solver._support_block(support), expected)
+    with_intercept = np.append(support, np.int32(d))
+    assert np.array_equal(solver._support_block(with_intercept), np.append(expected, d))
+
+
+def test_the_block_step_is_the_newton_step_of_the_block(data, monkeypatch):
+    """A logistic support above SUPPORT_SIZE: the step is the full Newton step of the block
+    B (numpy's solve of (A_B^T diag(h) A_B + floor) s = -(A_B^T u + l1 sign(w_B)) on the dense
+    matrix), and every weight outside B is held."""
+    X, y = data
+    monkeypatch.setattr(cd_module, "SUPPORT_SIZE", 10)
+    monkeypatch.setattr(cd_module, "SUPPORT_BLOCK", 6)
+    model = fastdual.train(X, y, loss="logistic", C=LANDING_C, l1_ratio=1.0, solver="cd",
+                           fit_intercept=True, intercept_scaling=SCALING, tol=1e-10,
+                           max_epochs=100000, support_newton="off")
+    w_star = np.append(model.coef_.ravel(), model.intercept_ / SCALING)
+    assert np.count_nonzero(w_star) > 10
+    problem, solver = make_driver(X, y, loss="logistic")
+    start = perturbed(w_star, 0, NEARBY)
+    solver.start_from(start)
+    A = np.hstack([X.toarray(), np.full((X.shape[0], 1), SCALING)])
+    _, u, h = logistic_terms(A, y, start)
+    B = solver._support_block(np.flatnonzero(start).astype(np.int32))
+    assert B.shape[0] == 7 and B[-1] == A.shape[1] - 1       # six features and the intercept
+    bound = np.mean(A ** 2, axis=0) / 4.0       # the logistic loss's curvature bound, per column
+    hessian = A[:, B].T @ (h[:, None] * A[:, B]) + np.diag(cd_module.MODEL_FLOOR * bound[B])
+    gradient = A[:, B].T @ u + problem.l1 * np.sign(start[B])
+    expected = start.copy()
+    expected[B] += np.linalg.solve(hessian, -gradient)
+    assert np.all(np.sign(expected[B]) == np.sign(start[B]))
+    solver._support_step()
+    np.testing.assert_allclose(solver.w, expected, rtol=1e-9, atol=1e-12 * np.abs(start).max())
+    outside = np.setdiff1d(np.arange(A.shape[1]), B)
+    assert np.array_equal(solver.w[outside], start[outside])
+    np.testing.assert_allclose(solver.z, A @ expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss, blocks", [("logistic", True), ("squared_hinge", False),
+                                          ("smooth_hinge", False)])
+def test_only_the_logistic_loss_steps_on_a_block(data, loss, blocks, monkeypatch):
+    """With SUPPORT_SIZE below the supports of a run: the logistic loss's epochs take block
+    steps (and certify the optimum they would without), a piecewise-quadratic loss's none."""
+    X, y = data
+    monkeypatch.setattr(cd_module, "SUPPORT_SIZE", 5)
+    monkeypatch.setattr(cd_module, "SUPPORT_BLOCK", 5)
+    calls = []
+    block = cd_module.CD._support_block
+    monkeypatch.setattr(cd_module.CD, "_support_block",
+                        lambda self, support: calls.append(support.shape[0])
+                        or block(self, support))
+    models = {}
+    for choice in ("auto", "off"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+            models[choice] = fastdual.train(X, y, loss=loss, C=C, l1_ratio=1.0, solver="cd",
+                                            fit_intercept=True, tol=1e-8, max_epochs=20000,
+                                            support_newton=choice)
+    assert bool(calls) is blocks and all(size > 5 for size in calls)
+    on, off = models["auto"], models["off"]
+    assert on.converged_ and off.converged_
+    assert abs(on.primal_ - off.primal_) <= 1e-8 * off.primal_ + on.gap_ + off.gap_
 
 
 def test_refuses_an_unknown_choice(data):

@@ -61,14 +61,20 @@ GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 # an epoch whose support changed in at most SUPPORT_CHANGE of its entries, once cd has read
 # SUPPORT_RATIO times the last step's cost since it.
 SUPPORT_SIZE = 2500
+# Above SUPPORT_SIZE, for the losses whose curvature varies continuously (logistic), the step
+# takes a block of the support: its SUPPORT_BLOCK features of the largest column norms (on raw
+# text the frequent words, collinear with the rows' lengths: where the valleys are) and the
+# intercept, the other weights held.
+SUPPORT_BLOCK = 100
 FACTOR_ENTRIES = 1.0 / 64.0
 SUPPORT_CHANGE = 0.1
 SUPPORT_RATIO = 0.25
 # The step's system carries the model's floor times a damping in [DAMPING_LEAST, 1]: divided by
 # 1 / DAMPING_DOWN after a full step that changed no sign, multiplied by DAMPING_UP otherwise.
 DAMPING_DOWN, DAMPING_UP, DAMPING_LEAST = 0.01, 10.0, 1e-8
-# the losses whose curvature is piecewise constant (a quadratic conjugate on a box): on the
-# optimum's support and margin set, the support's Newton step lands on the optimum
+# the losses whose curvature is piecewise constant (a quadratic conjugate on a box): their
+# model is the loss's own on the current margin set, minimised to MODEL_TOL throughout, and
+# their support's step is taken on supports of at most SUPPORT_SIZE only
 PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
 EPS = np.finfo(float).eps
 
@@ -111,9 +117,10 @@ class CD:
                                       "support with the signs held, its Hessian factored, "
                                       "after an epoch whose model sweeps ended at their cap on "
                                       "a settled support, once cd has read a quarter of the "
-                                      "last one's cost since it; auto: for the losses with "
-                                      "the capabilities smooth, quadratic_dual and box "
-                                      "(squared hinge, smoothed hinge)"),
+                                      "last one's cost since it (above "
+                                      f"{SUPPORT_SIZE} weights, for the logistic loss, on "
+                                      f"the {SUPPORT_BLOCK} features of the largest column "
+                                      "norms); auto: on"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -131,8 +138,7 @@ class CD:
         self.newton = options["newton"] and not quadratic
         choice = options.get("support_newton", "auto")
         self.support_newton = (self.newton and problem.l1 > 0.0 and not problem.free_intercept
-                               and (choice == "on" or (choice == "auto"
-                                                       and PIECEWISE_QUADRATIC <= capabilities)))
+                               and choice in ("auto", "on"))
         self.capped = False         # whether this epoch's column model sweeps ended at their cap
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
@@ -265,12 +271,14 @@ class CD:
         sweeps ended at their cap (the valleys of long rows), the support (`support`: which of
         the working set's weights were nonzero before it; the support stays within the working
         set) changed in at most SUPPORT_CHANGE of its entries, and cd has read SUPPORT_RATIO
-        times the last step's cost since it. Returns the step's work in entries (0: none)."""
+        times the last step's cost since it; a support above SUPPORT_SIZE for the logistic
+        loss only (its block). Returns the step's work in entries (0: none)."""
         self.since_support += work
         now = self.w[ws] != 0.0
         size = np.count_nonzero(now)
         settled = np.count_nonzero(support != now) <= SUPPORT_CHANGE * size
-        if not (self.capped and settled and 0 < size <= SUPPORT_SIZE
+        if not (self.capped and settled and 0 < size
+                and (size <= SUPPORT_SIZE or self.adaptive_model)
                 and self.since_support >= SUPPORT_RATIO * self.support_cost):
             return 0.0
         self.support_cost = self._support_step()
@@ -285,14 +293,17 @@ class CD:
         solved by Cholesky; then a backtracking search on the true objective, each trial
         projected on the orthant (a weight that would change sign becomes 0). Where the sweeps
         crawl along the valleys of a few long rows, the factorisation takes the whole valley at
-        once. Returns the work in entries of X (the factorisation's multiply-adds counted at
-        FACTOR_ENTRIES each)."""
+        once. A support above SUPPORT_SIZE is stepped on its block (_support_block), the
+        other weights held. Returns the work in entries of X (the factorisation's
+        multiply-adds counted at FACTOR_ENTRIES each)."""
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         size = d + 1 if problem.bias else d
         support = np.flatnonzero(self.w[:size]).astype(np.int32)
+        if support.shape[0] > SUPPORT_SIZE:
+            support = self._support_block(support)
         m = support.shape[0]
-        if m == 0 or m > SUPPORT_SIZE:
+        if m == 0:
             return 0.0
         loss = _newton.loss_terms(self.y, self.cn, self.z, self.loss, self.u, self.h)
         position = np.full(d + 1, -1, dtype=np.int32)
@@ -354,6 +365,18 @@ class CD:
             t *= 0.5
         self._damp(False)
         return work
+
+    def _support_block(self, support):
+        """The block of a support larger than SUPPORT_SIZE that the step takes: its
+        SUPPORT_BLOCK features of the largest column norms, and the intercept's coordinate if
+        it is in the support (sorted)."""
+        d = self.problem.n_features
+        features = support[support < d]
+        features = features[np.argsort(-self.lipschitz[features], kind="stable")[:SUPPORT_BLOCK]]
+        block = np.sort(features)
+        if support[-1] == d:
+            block = np.append(block, d)
+        return block.astype(np.int32)
 
     def _damp(self, trusted):
         """The support step's damping (the weight of the model's floor in its system), in the
