@@ -33,6 +33,7 @@ def data():
     ("logistic", False, False),         # no model: the sweeps with the global bound
     ("squared_hinge", True, False),     # piecewise quadratic: the model is the loss's own on
     ("smooth_hinge", True, False),      # the current margin set
+    ("squared_epsilon_insensitive", True, True),
 ])
 def test_which_problems_adapt_it(data, loss, newton, adaptive):
     assert make_driver(*data, loss=loss, newton=newton).adaptive_model is adaptive

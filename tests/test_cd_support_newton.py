@@ -235,9 +235,10 @@ def test_the_block_step_is_the_newton_step_of_the_block(data, monkeypatch):
 
 @pytest.mark.parametrize("loss, blocks", [("logistic", True), ("squared_hinge", False),
                                           ("smooth_hinge", False)])
-def test_only_the_logistic_loss_steps_on_a_block(data, loss, blocks, monkeypatch):
+def test_which_losses_step_on_a_block(data, loss, blocks, monkeypatch):
     """With SUPPORT_SIZE below the supports of a run: the logistic loss's epochs take block
-    steps (and certify the optimum they would without), a piecewise-quadratic loss's none."""
+    steps (and certify the optimum they would without), the squared and smoothed hinge's
+    none."""
     X, y = data
     monkeypatch.setattr(cd_module, "SUPPORT_SIZE", 5)
     monkeypatch.setattr(cd_module, "SUPPORT_BLOCK", 5)

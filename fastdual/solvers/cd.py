@@ -61,8 +61,8 @@ GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 # an epoch whose support changed in at most SUPPORT_CHANGE of its entries, once cd has read
 # SUPPORT_RATIO times the last step's cost since it.
 SUPPORT_SIZE = 2500
-# Above SUPPORT_SIZE, for the losses whose curvature varies continuously (logistic), the step
-# takes a block of the support: its SUPPORT_BLOCK features of the largest column norms (on raw
+# Above SUPPORT_SIZE, for the losses of adaptive_model (logistic, squared epsilon-insensitive:
+# not the squared and smoothed hinge), the step takes a block of the support: its SUPPORT_BLOCK features of the largest column norms (on raw
 # text the frequent words, collinear with the rows' lengths: where the valleys are) and the
 # intercept, the other weights held.
 SUPPORT_BLOCK = 100
@@ -118,9 +118,9 @@ class CD:
                                       "after an epoch whose model sweeps ended at their cap on "
                                       "a settled support, once cd has read a quarter of the "
                                       "last one's cost since it (above "
-                                      f"{SUPPORT_SIZE} weights, for the logistic loss, on "
-                                      f"the {SUPPORT_BLOCK} features of the largest column "
-                                      "norms); auto: on"),
+                                      f"{SUPPORT_SIZE} weights, but for the squared and "
+                                      f"smoothed hinge, on the {SUPPORT_BLOCK} features of "
+                                      "the largest column norms); auto: on"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -143,9 +143,10 @@ class CD:
         self.since_support = 0.0    # entries read since the last support step
         self.support_cost = 0.0     # ... and what that step cost, in entries
         self.damping = 1.0          # the weight of the model's floor in the step (_damp)
-        # The models' tolerance adapts to the line search's steps (_adapt_model_tol) for the
-        # losses whose curvature varies continuously (logistic): a piecewise-quadratic loss's
-        # model is its own on the current margin set, and is minimised to MODEL_TOL throughout.
+        # The models' tolerance adapts to the line search's steps (_adapt_model_tol) but for the
+        # losses with the capabilities of PIECEWISE_QUADRATIC (squared and smoothed hinge),
+        # whose model is their own on the current margin set, minimised to MODEL_TOL
+        # throughout (logistic, squared epsilon-insensitive adapt it).
         self.adaptive_model = self.newton and not PIECEWISE_QUADRATIC <= capabilities
         self.model_eps = MODEL_EPS_START   # the models' tolerance, in first_violation units
         self.first_violation = None         # the first epoch's largest violation
@@ -271,8 +272,8 @@ class CD:
         sweeps ended at their cap (the valleys of long rows), the support (`support`: which of
         the working set's weights were nonzero before it; the support stays within the working
         set) changed in at most SUPPORT_CHANGE of its entries, and cd has read SUPPORT_RATIO
-        times the last step's cost since it; a support above SUPPORT_SIZE for the logistic
-        loss only (its block). Returns the step's work in entries (0: none)."""
+        times the last step's cost since it; a support above SUPPORT_SIZE with adaptive_model
+        only (its block). Returns the step's work in entries (0: none)."""
         self.since_support += work
         now = self.w[ws] != 0.0
         size = np.count_nonzero(now)
