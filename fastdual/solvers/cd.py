@@ -43,11 +43,14 @@ MODEL_SWEEPS = 1 + 4 * ANDERSON_K
 MODEL_TOL = 0.3     # ... stopping once the model's violation is below this times the set's
 #                     tolerance, or below model_eps times the first epoch's largest violation,
 #                     the looser (docs/math.md 4k, "How exactly each model is minimised"):
-#                     model_eps starts at MODEL_EPS_START, is multiplied by MODEL_EPS_FACTOR
-#                     after a full step of the line search, divided by it (at most back to
-#                     MODEL_EPS_START) after a shortened one
+#                     model_eps starts at MODEL_EPS_START (a warm start's at WARM_MODEL_EPS),
+#                     is multiplied by MODEL_EPS_FACTOR after a full step of the line search,
+#                     divided by it (at most back to MODEL_EPS_START) after a shortened one
 MODEL_EPS_START, MODEL_EPS_FACTOR = 1.0, 0.25
 MODEL_EPS_LEAST = 1e-20   # (below which MODEL_TOL governs in any run: no underflow to 0)
+# A warm start (a path's next alpha) is near its optimum: its models start at MODEL_TOL's
+# tolerance and loosen only after a shortened step.
+WARM_MODEL_EPS = MODEL_EPS_LEAST
 SIGMA = 0.01        # the line search's sufficient decrease (LIBLINEAR's newGLMNET's)
 LINE_SEARCH_STEPS = 30
 MODEL_FLOOR = 1e-4  # the model's curvature along j: at least this times the global bound L_j
@@ -226,6 +229,7 @@ class CD:
         _rows.margins(*problem.X.kernel_args, problem.n_samples, problem.n_features,
                       problem.bias, self.w, self.z)
         self._refresh()
+        self.model_eps = WARM_MODEL_EPS
         self.recorded = 0
         if self.screening:
             # The warm point, certified by the shared gap function (one pass over X), screens
