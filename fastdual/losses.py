@@ -12,13 +12,17 @@ Capabilities (tests/test_losses.py holds each against the loss object's own cons
   "box"             the domain of phi* is a bounded interval the duals sit on the bounds of
                     (Loss.has_box): shrinking pays.
   "quadratic_dual"  -phi*(-a) is a concave quadratic (or linear) on an interval: AGM's dual form.
+  "piecewise_quadratic"  phi is smooth and quadratic between finitely many points (its curvature
+                    piecewise constant): a Newton model at z is phi itself on z's piece, which
+                    cd minimises to its fixed tolerance (docs/math.md 4k).
   "structured"      a risk over the whole labeling, not a sum over samples (f1_hinge).
 """
 from dataclasses import dataclass, field
 
 from fastdual._core import losses as _losses
 
-CAPABILITIES = ("per_sample", "smooth", "box", "quadratic_dual", "structured")
+CAPABILITIES = ("per_sample", "smooth", "box", "quadratic_dual", "piecewise_quadratic",
+                "structured")
 
 
 @dataclass(frozen=True)
@@ -50,21 +54,22 @@ LOSSES = {
               {"per_sample", "box", "quadratic_dual"}, joint="crammer_singer"),
         _spec("squared_hinge", _losses.SquaredHinge, "binary", {},
               "max(0, 1 - yz)^2, LIBLINEAR's L2-loss SVM",
-              {"per_sample", "smooth", "box", "quadratic_dual"}),
+              {"per_sample", "smooth", "box", "quadratic_dual", "piecewise_quadratic"}),
         _spec("smooth_hinge", _losses.SmoothHinge, "binary", {"gamma": 1.0},
               "hinge smoothed on [1 - gamma, 1] (1/gamma-smooth)",
-              {"per_sample", "smooth", "box", "quadratic_dual"}, joint="crammer_singer"),
+              {"per_sample", "smooth", "box", "quadratic_dual", "piecewise_quadratic"},
+              joint="crammer_singer"),
         _spec("logistic", _losses.Logistic, "binary", {}, "log(1 + exp(-yz))",
               {"per_sample", "smooth"}, joint="multinomial"),
         _spec("squared", _losses.Squared, "regression", {}, "(z - y)^2 / 2, ridge / elastic net",
-              {"per_sample", "smooth", "quadratic_dual"}),
+              {"per_sample", "smooth", "quadratic_dual", "piecewise_quadratic"}),
         _spec("absolute", _losses.Absolute, "regression", {}, "|z - y|",
               {"per_sample", "box", "quadratic_dual"}),
         _spec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",
               {"epsilon": 0.1}, "max(0, |z - y| - epsilon), SVR", {"per_sample", "box"}),
         _spec("squared_epsilon_insensitive", _losses.SquaredEpsilonInsensitive, "regression",
               {"epsilon": 0.1}, "max(0, |z - y| - epsilon)^2 / 2, L2-loss SVR (LIBLINEAR -s "
-              "11/12 at C / 2)", {"per_sample", "smooth"}),
+              "11/12 at C / 2)", {"per_sample", "smooth", "piecewise_quadratic"}),
         # (validated through the hinge's per-sample checks; its own risk is solvers/_f1.pyx)
         _spec("f1_hinge", _losses.Hinge, "binary", {},
               "max over labelings of 1 - F1 + margin terms (seed 004 eq. 43, Joachims' "

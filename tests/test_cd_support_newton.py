@@ -158,6 +158,7 @@ def test_it_certifies_raw_text_in_fewer_passes(data):
     ("squared_hinge", {}, True, True),
     ("smooth_hinge", {}, True, True),
     ("logistic", {}, True, True),
+    ("squared_epsilon_insensitive", {}, True, True),
     ("squared_hinge", {}, False, False),          # no Newton model: no capped sweeps to read
     ("squared", {}, True, False),                 # the squared loss's sweeps are its own model
     ("squared_hinge", dict(l1_ratio=0.0), True, False),        # no l1 term: no signs to hold
@@ -234,10 +235,11 @@ def test_the_block_step_is_the_newton_step_of_the_block(data, monkeypatch):
 
 
 @pytest.mark.parametrize("loss, blocks", [("logistic", True), ("squared_hinge", False),
-                                          ("smooth_hinge", False)])
+                                          ("smooth_hinge", False),
+                                          ("squared_epsilon_insensitive", False)])
 def test_which_losses_step_on_a_block(data, loss, blocks, monkeypatch):
     """With SUPPORT_SIZE below the supports of a run: the logistic loss's epochs take block
-    steps (and certify the optimum they would without), the squared and smoothed hinge's
+    steps (and certify the optimum they would without), the piecewise-quadratic losses'
     none."""
     X, y = data
     monkeypatch.setattr(cd_module, "SUPPORT_SIZE", 5)

@@ -142,6 +142,15 @@ def test_declared_capabilities_agree_with_the_loss_objects():
         loss = spec.factory(**spec.params)
         assert ("smooth" in spec.capabilities) == (loss.gamma > 0.0), name
         assert ("box" in spec.capabilities) == bool(loss.has_box), name
+        # piecewise quadratic: smooth, and its curvature takes a few values only (one per
+        # piece: at most 3 over margins spread across every piece); the others take many
+        rng = np.random.default_rng(0)
+        y = (np.where(rng.random(4000) < 0.5, 1.0, -1.0) if spec.task == "binary"
+             else rng.normal(size=4000))
+        z = y + rng.normal(scale=2.0, size=4000)
+        curvatures = np.unique(np.asarray(loss.curvatures(y, z)))
+        assert ("piecewise_quadratic" in spec.capabilities) == (
+            loss.gamma > 0.0 and curvatures.shape[0] <= 3), name
 
 
 def test_every_solver_trains_exactly_the_losses_its_needs_allow():

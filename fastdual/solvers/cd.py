@@ -41,11 +41,13 @@ ANDERSON_K = 5      # sweeps between Anderson extrapolations
 # four blocks of ANDERSON_K, each block extrapolated)
 MODEL_SWEEPS = 1 + 4 * ANDERSON_K
 MODEL_TOL = 0.3     # ... stopping once the model's violation is below this times the set's
-#                     tolerance, or below model_eps times the first epoch's largest violation,
-#                     the looser (docs/math.md 4k, "How exactly each model is minimised"):
-#                     model_eps starts at MODEL_EPS_START (a warm start's at WARM_MODEL_EPS),
-#                     is multiplied by MODEL_EPS_FACTOR after a full step of the line search,
-#                     divided by it (at most back to MODEL_EPS_START) after a shortened one
+#                     tolerance; in the column sweeps of the losses whose models adapt
+#                     (adaptive_model), or below model_eps times the first epoch's largest
+#                     violation, the looser (docs/math.md 4k, "How exactly each model is
+#                     minimised"): model_eps starts at MODEL_EPS_START (a warm start's at
+#                     WARM_MODEL_EPS), is multiplied by MODEL_EPS_FACTOR after a full step of
+#                     the line search (or none), divided by it (at most back to
+#                     MODEL_EPS_START) after a shortened one
 MODEL_EPS_START, MODEL_EPS_FACTOR = 1.0, 0.25
 MODEL_EPS_LEAST = 1e-20   # (below which MODEL_TOL governs in any run: no underflow to 0)
 # A warm start (a path's next alpha) is near its optimum: its models start at MODEL_TOL's
@@ -64,10 +66,10 @@ GRAM_SIZE = 2048    # ... and |W| at most this (the matrix: |W|^2 doubles)
 # an epoch whose support changed in at most SUPPORT_CHANGE of its entries, once cd has read
 # SUPPORT_RATIO times the last step's cost since it.
 SUPPORT_SIZE = 2500
-# Above SUPPORT_SIZE, for the losses of adaptive_model (logistic, squared epsilon-insensitive:
-# not the squared and smoothed hinge), the step takes a block of the support: its SUPPORT_BLOCK features of the largest column norms (on raw
+# Above SUPPORT_SIZE, for the losses whose models adapt (adaptive_model: logistic), the step
+# takes a block of the support: its SUPPORT_BLOCK features of the largest column norms (on raw
 # text the frequent words, collinear with the rows' lengths: where the valleys are) and the
-# intercept, the other weights held.
+# intercept, the other weights held; the piecewise-quadratic losses take no step there.
 SUPPORT_BLOCK = 100
 FACTOR_ENTRIES = 1.0 / 64.0
 SUPPORT_CHANGE = 0.1
@@ -75,10 +77,6 @@ SUPPORT_RATIO = 0.25
 # The step's system carries the model's floor times a damping in [DAMPING_LEAST, 1]: divided by
 # 1 / DAMPING_DOWN after a full step that changed no sign, multiplied by DAMPING_UP otherwise.
 DAMPING_DOWN, DAMPING_UP, DAMPING_LEAST = 0.01, 10.0, 1e-8
-# the losses whose curvature is piecewise constant (a quadratic conjugate on a box): their
-# model is the loss's own on the current margin set, minimised to MODEL_TOL throughout, and
-# their support's step is taken on supports of at most SUPPORT_SIZE only
-PIECEWISE_QUADRATIC = frozenset({"smooth", "quadratic_dual", "box"})
 EPS = np.finfo(float).eps
 
 
@@ -120,10 +118,10 @@ class CD:
                                       "support with the signs held, its Hessian factored, "
                                       "after an epoch whose model sweeps ended at their cap on "
                                       "a settled support, once cd has read a quarter of the "
-                                      "last one's cost since it (above "
-                                      f"{SUPPORT_SIZE} weights, but for the squared and "
-                                      f"smoothed hinge, on the {SUPPORT_BLOCK} features of "
-                                      "the largest column norms); auto: on"),
+                                      "last one's cost since it; above "
+                                      f"{SUPPORT_SIZE} weights only for the logistic loss, "
+                                      f"on its {SUPPORT_BLOCK} features of the largest column "
+                                      "norms and the intercept; auto: on"),
         "screening": Option(True, kind=bool,
                             help="gap-safe screening: after each certificate, drop the features "
                                  "the certified dual point proves zero at the optimum"),
@@ -147,12 +145,12 @@ class CD:
         self.support_cost = 0.0     # ... and what that step cost, in entries
         self.damping = 1.0          # the weight of the model's floor in the step (_damp)
         # The models' tolerance adapts to the line search's steps (_adapt_model_tol) but for the
-        # losses with the capabilities of PIECEWISE_QUADRATIC (squared and smoothed hinge),
-        # whose model is their own on the current margin set, minimised to MODEL_TOL
-        # throughout (logistic, squared epsilon-insensitive adapt it).
-        self.adaptive_model = self.newton and not PIECEWISE_QUADRATIC <= capabilities
+        # losses with the capability piecewise_quadratic (squared and smoothed hinge, squared
+        # epsilon-insensitive), whose Newton model is the loss itself on the current pieces:
+        # those are minimised to MODEL_TOL throughout, and take no block steps.
+        self.adaptive_model = self.newton and "piecewise_quadratic" not in capabilities
         self.model_eps = MODEL_EPS_START   # the models' tolerance, in first_violation units
-        self.first_violation = None         # the first epoch's largest violation
+        self.first_violation = 0.0          # the first epoch's largest violation (0: none yet)
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
         self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
@@ -259,7 +257,7 @@ class CD:
                              self.u, self.w, problem.l2, problem.l1, problem.free_intercept,
                              self.features, self.lipschitz, self.scores)
         work = self.score_entries
-        if self.first_violation is None:
+        if self.first_violation == 0.0:
             self.first_violation = largest
         if largest > 0.0:
             solve = self._newton_working_set if self.newton else self._solve_working_set
@@ -277,7 +275,7 @@ class CD:
         the working set's weights were nonzero before it; the support stays within the working
         set) changed in at most SUPPORT_CHANGE of its entries, and cd has read SUPPORT_RATIO
         times the last step's cost since it; a support above SUPPORT_SIZE with adaptive_model
-        only (its block). Returns the step's work in entries (0: none)."""
+        only (_support_step takes its block). Returns the step's work in entries (0: none)."""
         self.since_support += work
         now = self.w[ws] != 0.0
         size = np.count_nonzero(now)
@@ -541,14 +539,16 @@ class CD:
         the looser (docs/math.md 4k, "How exactly each model is minimised")."""
         if not self.adaptive_model:
             return MODEL_TOL * tol
-        return max(MODEL_TOL * tol, self.model_eps * (self.first_violation or 0.0))
+        return max(MODEL_TOL * tol, self.model_eps * self.first_violation)
 
     def _adapt_model_tol(self, t):
-        """After a line search that took the step t (0: none): a full step says the model held
-        over the whole step, and the next is minimised MODEL_EPS_FACTOR times tighter; a
-        shortened one says it stepped beyond where it holds, and the next is minimised that
-        much looser, at most as loosely as the first."""
-        if t == 1.0:
+        """After a line search that took the step t: a full step says the model held over the
+        whole step, and the next is minimised MODEL_EPS_FACTOR times tighter; a shortened one
+        says it stepped beyond where it holds, and the next is minimised that much looser (at
+        most MODEL_EPS_START). No step at all (t = 0: the model's decrease at rounding level,
+        near the optimum) tightens as a full step does: loosening there would leave every model
+        at one sweep, each again with nothing to gain."""
+        if t == 1.0 or t == 0.0:
             self.model_eps = max(self.model_eps * MODEL_EPS_FACTOR, MODEL_EPS_LEAST)
         else:
             self.model_eps = min(self.model_eps / MODEL_EPS_FACTOR, MODEL_EPS_START)
