@@ -72,15 +72,32 @@ INT_LIMIT = 2 ** 31          # LIBLINEAR's feature indices are C ints
 
 def _read_libsvm(path, n_features=None):
     """(X, y) of a LIBSVM file (`label index:value ...`, 1-based ascending indices, `#` comments,
-    an optional `qid:` ignored), in numpy and scipy alone. With n_features, the features above
-    it are dropped (LIBLINEAR's predict ignores them)."""
+    an optional `qid:` ignored). With n_features, the features above it are dropped
+    (LIBLINEAR's predict ignores them). Plain files are read in one pass over their bytes
+    (_core/text.pyx: parse_libsvm); the others, comments, qids and every file it refuses, by
+    _parse_checked, which names the first line it cannot read."""
     import scipy.sparse as sp
+
+    from fastdual._core.text import parse_libsvm
 
     try:
         with open(path, "rb") as handle:
             content = handle.read()
     except OSError as exc:
         raise _Failure(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    parsed = parse_libsvm(content, INT_LIMIT)
+    y, values, indices, indptr, d = (parsed if parsed is not None
+                                     else _parse_checked(path, content))
+    X = sp.csr_matrix((values, indices, indptr), shape=(y.shape[0], max(d, n_features or 0)))
+    if n_features is not None and d > n_features:
+        X = X[:, :n_features]
+    return X, y
+
+
+def _parse_checked(path, content):
+    """(y, values, indices, indptr, n_features) of a LIBSVM file's bytes, in numpy alone, each
+    line checked: a _Failure names the first line that is not `label index:value ...` with
+    1-based strictly ascending indices and finite numbers (comments and a qid allowed)."""
     labels, counts, features = [], [], []
     for line in content.split(b"\n"):
         if b"#" in line:
@@ -123,11 +140,7 @@ def _read_libsvm(path, n_features=None):
         raise _Failure(_first_bad_line(path, content))
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     d = int(index.max()) if n_pairs else 0
-    X = sp.csr_matrix((values, (index - 1).astype(np.int32), indptr),
-                      shape=(len(labels), max(d, n_features or 0)))
-    if n_features is not None and d > n_features:
-        X = X[:, :n_features]
-    return X, y
+    return y, values, (index - 1).astype(np.int32), indptr, d
 
 
 _TWO_COLONS = re.compile(rb":[^\s]*:")

@@ -442,6 +442,82 @@ def test_the_data_reader_reads_as_scikit_learns(tmp_path):
     assert X.shape == (7, 2) and (X != X_ref[:, :2]).nnz == 0
 
 
+def _plain_libsvm_text(draw):
+    """A LIBSVM text with no comment or qid: signed and exponent labels and values, strictly
+    ascending indices up to a large one, empty rows, blank lines, tabs, carriage returns,
+    trailing blanks, a last line with or without its newline."""
+    from hypothesis import strategies as st
+    number = st.one_of(
+        st.integers(-10 ** 6, 10 ** 6).map(str),
+        st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False).map(repr),
+        st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: f"{v:.3e}"),
+        st.sampled_from(["+1", "-0", ".5", "5.", "-.25E-2", "1E+3", "0000012", "-7e-320"]))
+    blank = st.sampled_from([" ", "\t", "  ", " \t "])
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()) and draw(st.booleans()):
+            lines.append(draw(st.sampled_from(["", " ", "\t"])))      # a blank line
+            continue
+        indices = sorted(draw(st.sets(st.integers(1, 2 ** 31 - 1), max_size=6)))
+        parts = [draw(number)] + [f"{j}:{draw(number)}" for j in indices]
+        line = draw(blank).join(parts) if draw(st.booleans()) else " ".join(parts)
+        lines.append(draw(st.sampled_from(["", " "])) + line + draw(st.sampled_from(
+            ["", " ", "\t", "\r"])))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
+
+
+def test_the_one_pass_reader_reads_as_the_checked_one():
+    """_core/text.pyx's parse_libsvm, the reader of plain files, gives the bits of the checked
+    numpy reader (_parse_checked) on every plain text: labels, values, indices, row starts and
+    the number of features."""
+    import numpy as np
+    from hypothesis import given, settings, strategies as st
+    from fastdual._core.text import parse_libsvm
+    from fastdual.cli import INT_LIMIT, _parse_checked
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.data())
+    def check(data):
+        text = _plain_libsvm_text(data.draw)
+        content = text.encode("ascii")
+        fast = parse_libsvm(content, INT_LIMIT)
+        if not text.strip():
+            assert fast is None       # no sample: the checked reader says so
+            return
+        checked = _parse_checked("f.svm", content)
+        assert fast is not None, text
+        for mine, theirs in zip(fast[:4], checked[:4]):
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs), text
+        assert fast[4] == checked[4]
+
+    check()
+
+
+@pytest.mark.parametrize("text", [
+    "1 1:2 # a comment\n", "# comment\n1 1:2\n", "1 qid:3 1:2\n",
+    "1 1:0x10\n", "0x1 1:2\n", "1 1:inf\n", "1 1:nan\n", "nan 1:1\n", "1 1:1e999\n",
+    "1 0:1\n", "1 2:1 1:1\n", "1 1:1 1:2\n", "1 1:2:3\n", "1 1:\n", "1 :1\n", "abc 1:1\n",
+    "1 2147483648:1\n", "1 1.5:2\n", "1 1:2x\n", "1x 1:2\n", "", "\n \n"])
+def test_the_one_pass_reader_leaves_the_rest_to_the_checked_one(text, tmp_path):
+    """Comments, qids, non-decimal or non-finite numbers, indices out of order or range and
+    malformed pairs: parse_libsvm declines (None), and the command reads the file as the
+    checked reader does (its samples, or its error naming the line)."""
+    from fastdual._core.text import parse_libsvm
+    from fastdual.cli import INT_LIMIT, _Failure, _parse_checked, _read_libsvm
+    assert parse_libsvm(text.encode("ascii"), INT_LIMIT) is None
+    (tmp_path / "f.svm").write_text(text)
+    try:
+        expected = _parse_checked(str(tmp_path / "f.svm"), text.encode("ascii"))
+    except _Failure as failure:
+        with pytest.raises(_Failure) as caught:
+            _read_libsvm(str(tmp_path / "f.svm"))
+        assert str(caught.value) == str(failure)
+        return
+    X, y = _read_libsvm(str(tmp_path / "f.svm"))
+    assert (y == expected[0]).all() and (X.data == expected[1]).all()
+    assert (X.indices == expected[2]).all() and (X.indptr == expected[3]).all()
+
+
 def test_import_and_predict_load_no_training_code(tmp_path):
     """`import fastdual` and `fastdual predict` import neither scikit-learn nor the training
     code (the public names are loaded when first used)."""
