@@ -63,6 +63,21 @@ cdef inline Py_ssize_t _number_end(const char* text, Py_ssize_t start,
     return i
 
 
+cdef inline Py_ssize_t _read_number(const char* text, Py_ssize_t start, Py_ssize_t length,
+                                    double* out) noexcept nogil:
+    """The plain decimal number at start into out: the end of its token, or -1 where the token
+    is not one (other characters, a token not ending at a blank or the line's end, a number
+    strtod does not read whole, or not finite)."""
+    cdef Py_ssize_t end = _number_end(text, start, length)
+    cdef char* stop
+    if end == start or (end < length and not (_blank(text[end]) or text[end] == b"\n")):
+        return -1
+    out[0] = strtod(text + start, &stop)
+    if stop != text + end or not isfinite(out[0]):
+        return -1
+    return end
+
+
 def parse_libsvm(bytes content, long long index_limit):
     """(y, values, indices, indptr, n_features) of LIBSVM text (`label index:value ...`, one
     sample a line, 1-based strictly ascending indices below index_limit), in one pass over the
@@ -85,7 +100,6 @@ def parse_libsvm(bytes content, long long index_limit):
     cdef Py_ssize_t pos = 0, row = 0, nnz = 0, end
     cdef long long index, last, largest = 0
     cdef double value
-    cdef char* stop
     cdef bint failed = False
     with nogil:
         indptr[0] = 0
@@ -98,12 +112,8 @@ def parse_libsvm(bytes content, long long index_limit):
                 pos += 1
                 continue
             # the label
-            end = _number_end(text, pos, length)
-            if end == pos or (end < length and not (_blank(text[end]) or text[end] == b"\n")):
-                failed = True
-                break
-            value = strtod(text + pos, &stop)
-            if stop != text + end or not isfinite(value):
+            end = _read_number(text, pos, length, &value)
+            if end < 0:
                 failed = True
                 break
             y[row] = value
@@ -124,14 +134,8 @@ def parse_libsvm(bytes content, long long index_limit):
                         or index >= index_limit:
                     failed = True       # (a comment, a qid, a malformed or unordered index)
                     break
-                pos = end + 1
-                end = _number_end(text, pos, length)
-                if end == pos or (end < length and not (_blank(text[end])
-                                                        or text[end] == b"\n")):
-                    failed = True
-                    break
-                value = strtod(text + pos, &stop)
-                if stop != text + end or not isfinite(value):
+                end = _read_number(text, end + 1, length, &value)
+                if end < 0:
                     failed = True
                     break
                 values[nnz] = value
