@@ -7,7 +7,9 @@ iteration makes several), and `point()` says where it stands (`point()`: its w w
 duals, or None for a solver that keeps none, in which case the duals are built from the margins).
 Optional hooks: `start_from(w)` (a primal solver's warm start from a model's
 coefficients, called after construction), `check_work()` (the passes' worth of work its epochs
-did since the last check: the "auto" schedule waits for one before certifying), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
+did since the last check: the "auto" schedule waits for one before certifying), `may_reach(tol)`
+(False where the driver's own optimality measure shows a certificate cannot reach tol yet: the
+"auto" schedule waits; e.g. cd's largest violation on pure l1), `check_due(epoch)` (True/False to override the schedule, e.g. the averaging
 option's windows; None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
 pure-l1 continuation; solver="auto"'s Switching driver switches methods there, and its
 `switches` are printed with verbose) and `dual_vector_out()` (an array of length n_features + 1 into which
@@ -163,11 +165,17 @@ class CheckSchedule:
         """"auto" only: whether the driver's epochs since the last check did at least one
         certificate's worth of work (`check_work()`, in passes; drivers without it: always),
         so that a driver whose epochs skip most rows (SDCA's shrinking) is not certified more
-        often than it trains. An explicit check_every is kept as given."""
+        often than it trains, and whether a certificate may reach tol (`may_reach(tol)`;
+        drivers without it: always), so that checks the driver's own measure shows cannot
+        pass are not paid for. An explicit check_every is kept as given; the last epoch is
+        checked either way."""
         if self.every != "auto":
             return True
         work = getattr(driver, "check_work", None)
-        return work is None or work() >= 1.0
+        if work is not None and work() < 1.0:
+            return False
+        reach = getattr(driver, "may_reach", None)
+        return reach is None or bool(reach(self.tol))
 
     def checked(self, epoch, rel_gap):
         if self.every != "auto":
