@@ -89,3 +89,23 @@ def test_checks_are_tried_below_the_threshold_only(data, loss, tol, monkeypatch)
     assert any(largest > limit for largest in seen_all)     # checks the threshold skips
     assert len(seen_skipping) < len(seen_all)
     assert abs(skipping.primal_ - everything.primal_) <= skipping.gap_ + everything.gap_
+
+
+@pytest.mark.parametrize("working_set", [True, False])
+def test_pure_l1_runs_are_checked_as_they_converge(working_set, monkeypatch):
+    """Both epoch kinds measure the violation may_reach reads (the score pass; without working
+    sets, the sweep itself): a pure-l1 run stops at the pass it would stop at with every check
+    tried, not at max_epochs (before the sweep's violation was read, the run without working
+    sets was checked at its last epoch only: 3,000 passes here against 1,308)."""
+    X, y = raw_text(n=300, d=150, seed=3)
+    runs = {}
+    for name, threshold in (("skipping", cd_module.CHECK_VIOLATION), ("all", math.inf)):
+        monkeypatch.setattr(cd_module, "CHECK_VIOLATION", threshold)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+            runs[name] = fastdual.train(X, y, loss="logistic", C=0.1, l1_ratio=1.0,
+                                        solver="cd", working_set=working_set, tol=1e-4,
+                                        max_epochs=3000)
+    assert runs["skipping"].converged_ and runs["all"].converged_
+    assert runs["skipping"].n_epochs_ == runs["all"].n_epochs_ < 3000
+    assert len(runs["skipping"].history_) <= len(runs["all"].history_)

@@ -149,5 +149,7 @@ def parse_libsvm(bytes content, long long index_limit):
             indptr[row] = nnz
     if failed or row == 0:
         return None
-    return (y_array[:row].copy(), values_array[:nnz].copy(), indices_array[:nnz].copy(),
-            indptr_array[:row + 1].copy(), int(largest))
+    # (views: every colon of a plain file is a pair's, so values and indices are filled
+    # whole; y and indptr keep a slot per blank line at most)
+    return (y_array[:row], values_array[:nnz], indices_array[:nnz], indptr_array[:row + 1],
+            int(largest))

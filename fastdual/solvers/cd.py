@@ -156,7 +156,8 @@ class CD:
         self.adaptive_model = self.newton and "piecewise_quadratic" not in capabilities
         self.model_eps = MODEL_EPS_START   # the models' tolerance, in first_violation units
         self.first_violation = 0.0          # the first epoch's largest violation (0: none yet)
-        self.largest = math.inf             # the last score pass's largest violation
+        self.largest = math.inf             # the last score pass's (or sweep's) largest
+        #                                     violation, inf before the first
         # (screening needs an l1 term: with l1 = 0 no feature is zero at the optimum)
         self.screening = options.get("screening", True) and problem.l1 > 0.0
         n, d = problem.n_samples, problem.n_features
@@ -255,7 +256,10 @@ class CD:
     def epoch(self):
         """One outer step; returns the passes over the data it made."""
         if not self.working_set:
-            _, work, _ = self._sweeps(self.coordinates, 1, 0.0, 0.0, self.no_history)
+            # (the sweep's largest violation, each coordinate's measured before its step: the
+            # score pass's measure, for may_reach)
+            _, work, self.largest = self._sweeps(self.coordinates, 1, 0.0, 0.0,
+                                                 self.no_history)
             self.recorded = 0
             return self._passes(work)
         problem = self.problem
@@ -689,7 +693,8 @@ class CD:
     def may_reach(self, tol):
         """Whether a certificate may reach tol now (the "auto" schedule's question): with pure
         l1, not while the last score pass's largest violation (measured before the epoch's
-        solve) is above CHECK_VIOLATION * tol * l1; otherwise always."""
+        solve; with working_set=False, the last sweep's) is above CHECK_VIOLATION * tol * l1;
+        otherwise always."""
         if self.problem.l2 != 0.0 or self.problem.l1 == 0.0:
             return True
         return self.largest <= CHECK_VIOLATION * tol * self.problem.l1
