@@ -136,12 +136,20 @@ def certify(problem, w, duals, epoch, v_out=None, exact_v=True):
     return Checkpoint(int(epoch), w, duals, float(primal), float(dual), float(gap))
 
 
+# A gap that did not fall at a check is checked again at the next epoch only while the smallest
+# relative gap so far is within NEAR_TOL times tol (docs/math.md Sec. 4, "When to certify").
+NEAR_TOL = 3.0
+
+
 class CheckSchedule:
     """When to compute the certificate: every `every` epochs, or adaptively ("auto").
 
     "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
     and skips ahead to 70% of the predicted epoch where it reaches tol (at least 2 epochs when
-    that epoch is more than one away), never more than doubling the previous interval; with
+    that epoch is more than one away), never more than doubling the previous interval. A gap
+    that does not fall is checked again at the next epoch while the smallest gap so far is
+    within NEAR_TOL times tol (where a primal that bounces may reach tol at any check), and
+    after the same spacing as the last two checks' otherwise; with
     tol = 0 only the last epoch is checked. The last epoch is always checked, and stopping is
     still decided by an exact certificate.
     """
@@ -156,6 +164,7 @@ class CheckSchedule:
         self.next_check = 1 if (every == "auto" and tol > 0) else (
             max_epochs if every == "auto" else min(every, max_epochs))
         self.last = None        # (epoch, relative gap) of the previous check
+        self.best_gap = math.inf
         self.interval = 1
 
     def due(self, epoch):
@@ -182,8 +191,15 @@ class CheckSchedule:
             self.next_check = epoch + self.every
             return
         step = 1
+        self.best_gap = min(self.best_gap, rel_gap)
         if self.last is not None and self.tol > 0:
             last_epoch, last_gap = self.last
+            if self.best_gap > NEAR_TOL * self.tol:
+                # A gap that does not fall, far from tol: a bounce of a primal that is not
+                # monotone (SDCA's w(alpha) on hinge-type losses) or a stall, where a lucky
+                # check cannot reach tol. The next check keeps this one's spacing (see below
+                # for a gap that falls).
+                step = max(1, epoch - last_epoch)
             if 0 < rel_gap < last_gap and rel_gap > self.tol:
                 # Epochs to tol at the rate of the last interval, from the logs of the gaps and
                 # of tol (their ratios may underflow), or near 1 from log1p of the relative
