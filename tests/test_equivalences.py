@@ -345,6 +345,7 @@ def test_a_gap_that_does_not_fall_far_from_tol_keeps_the_spacing_of_its_checks()
     assert near.next_check == 12
 
 
+@pytest.mark.slow
 def test_a_spiking_hinge_run_keeps_the_spacing_of_its_checks(data_dir):
     """The same in a whole run: SDCA on the hinge loss over w8a (unit rows, alpha 1e-6), whose
     certified gap spikes (to 0.97 in its first 500 epochs) while its trend falls. After a check
