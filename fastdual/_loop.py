@@ -136,8 +136,9 @@ def certify(problem, w, duals, epoch, v_out=None, exact_v=True):
     return Checkpoint(int(epoch), w, duals, float(primal), float(dual), float(gap))
 
 
-# A gap that did not fall at a check is checked again at the next epoch only while the smallest
-# relative gap so far is within NEAR_TOL times tol (docs/math.md Sec. 4, "When to certify").
+# For a driver whose gap spikes above a falling trend (keeps_check_spacing: SDCA), a gap that did
+# not fall at a check is checked again at the next epoch only while the smallest relative gap so
+# far is within NEAR_TOL times tol (docs/math.md Sec. 4, "A gap that does not fall").
 NEAR_TOL = 3.0
 
 
@@ -147,9 +148,9 @@ class CheckSchedule:
     "auto" extrapolates the linear convergence of the relative gap seen at the last two checks
     and skips ahead to 70% of the predicted epoch where it reaches tol (at least 2 epochs when
     that epoch is more than one away), never more than doubling the previous interval. A gap
-    that does not fall is checked again at the next epoch while the smallest gap so far is
-    within NEAR_TOL times tol (where a primal that bounces may reach tol at any check), and
-    after the same spacing as the last two checks' otherwise; with
+    that does not fall is checked again at the next epoch, but for a driver whose gap spikes
+    above a falling trend (keep_spacing), far from tol (the smallest gap so far above NEAR_TOL
+    times tol), where the last two checks' spacing is kept; with
     tol = 0 only the last epoch is checked. The last epoch is always checked, and stopping is
     still decided by an exact certificate.
     """
@@ -186,7 +187,7 @@ class CheckSchedule:
         reach = getattr(driver, "may_reach", None)
         return reach is None or bool(reach(self.tol))
 
-    def checked(self, epoch, rel_gap):
+    def checked(self, epoch, rel_gap, keep_spacing=False):
         if self.every != "auto":
             self.next_check = epoch + self.every
             return
@@ -194,7 +195,7 @@ class CheckSchedule:
         self.best_gap = min(self.best_gap, rel_gap)
         if self.last is not None and self.tol > 0:
             last_epoch, last_gap = self.last
-            if self.best_gap > NEAR_TOL * self.tol:
+            if keep_spacing and self.best_gap > NEAR_TOL * self.tol:
                 # A gap that does not fall, far from tol: a bounce of a primal that is not
                 # monotone (SDCA's w(alpha) on hinge-type losses) or a stall, where a lucky
                 # check cannot reach tol. The next check keeps this one's spacing (see below
@@ -335,7 +336,8 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
             stop = True
         elif callback is not None and callback(dict(entry)) is False:
             stop = stopped_by_callback = True
-        schedule.checked(epoch, point.relative_gap)
+        schedule.checked(epoch, point.relative_gap,
+                         bool(getattr(driver, "keeps_check_spacing", False)))
         return point
 
     last_checked = 0

@@ -301,16 +301,18 @@ def test_the_adaptive_schedule_extrapolates_the_rate_and_never_warns():
         schedule.checked(1, 1e-1)
         schedule.checked(2, 1e-3)
         assert schedule.next_check == 3
-        # A gap that does not fall, the smallest so far (1e-3) far from tol: the spacing of the
-        # last two checks is kept (5999 epochs).
+        # A gap that does not fall: the next epoch is checked ...
         schedule.checked(6001, 0.6)
-        assert schedule.next_check == 6001 + 5999
-        # ... with the smallest gap so far within NEAR_TOL times tol (a primal that bounces
-        # around tol): the next epoch is checked.
+        assert schedule.next_check == 6002
+        # ... but for a driver whose gap spikes above a falling trend (SDCA), far from tol (the
+        # smallest gap so far, 1e-3, above NEAR_TOL tol), the last two checks' spacing is kept.
+        schedule.checked(12001, 0.7, keep_spacing=True)
+        assert schedule.next_check == 12001 + 6000
+        # ... and near tol (2.5e-4 seen) the next epoch is checked again.
         schedule = CheckSchedule("auto", 1e-4, 10**6)
-        schedule.checked(1, 1e-1)
-        schedule.checked(3, 2.5e-4)
-        schedule.checked(9, 3e-4)
+        schedule.checked(1, 1e-1, True)
+        schedule.checked(3, 2.5e-4, True)
+        schedule.checked(9, 3e-4, True)
         assert schedule.next_check == 10
         # Extremes: gaps and tol far apart, an infinite gap first.
         for tol, gaps in ((1e-300, [1.0, 1e-290]), (5e-324, [1e300, 1e-300]),
@@ -328,21 +330,52 @@ def test_a_gap_that_does_not_fall_far_from_tol_keeps_the_spacing_of_its_checks()
     near tol, where a bounce may land below it, every epoch the driver's work allows is checked
     as before."""
     from fastdual._loop import NEAR_TOL, CheckSchedule
+    from fastdual.solvers import cd, newton, rda, sdca, spdc
     schedule = CheckSchedule("auto", 1e-4, 10**6)
-    schedule.checked(1, 1e-1)
-    schedule.checked(3, 1e-2)            # falls: extrapolated (70% of 2 epochs, at least 2)
+    schedule.checked(1, 1e-1, True)
+    schedule.checked(3, 1e-2, True)      # falls: extrapolated (70% of 2 epochs, at least 2)
     assert schedule.next_check == 5
-    schedule.checked(11, 2e-2)           # rose, checked 8 epochs on (the driver's work): 8
+    schedule.checked(11, 2e-2, True)     # rose, checked 8 epochs on (the driver's work): 8
     assert schedule.next_check == 19
-    schedule.checked(19, 2e-2)           # level: 8 again
+    schedule.checked(19, 2e-2, True)     # level: 8 again
     assert schedule.next_check == 27
-    schedule.checked(27, 1.9e-2)         # falls slowly: tol ~800 epochs away, interval doubles
+    schedule.checked(27, 1.9e-2, True)   # falls slowly: tol ~800 epochs away, interval doubles
     assert schedule.next_check == 27 + 16
     near = CheckSchedule("auto", 1e-4, 10**6)
-    near.checked(1, 1e-1)
-    near.checked(3, 0.9 * NEAR_TOL * 1e-4)
-    near.checked(11, 2e-2)                # rose, but a gap within NEAR_TOL tol was seen
+    near.checked(1, 1e-1, True)
+    near.checked(3, 0.9 * NEAR_TOL * 1e-4, True)
+    near.checked(11, 2e-2, True)          # rose, but a gap within NEAR_TOL tol was seen
     assert near.next_check == 12
+    # SDCA's gaps spike above a falling trend; the stochastic primal methods' hover, and reach
+    # tol by checking often (SPDC's weighted mini-batch hinge in test_spdc: 2,046 checks to its
+    # certificate at 17,094 epochs; keeping the spacing there found none within 20,000).
+    assert sdca.SDCA.keeps_check_spacing
+    for driver in (spdc.SPDC, rda.RDA, cd.CD, newton.Newton):
+        assert not getattr(driver, "keeps_check_spacing", False)
+
+
+def test_the_loop_tells_the_schedule_which_drivers_keep_their_spacing(monkeypatch):
+    """The loop passes the running driver's keeps_check_spacing to the schedule at each check:
+    SDCA's (also under solver="auto"'s switching driver), not SPDC's or Newton's."""
+    from fastdual import _loop
+    seen = []
+    original = _loop.CheckSchedule.checked
+
+    def checked(self, epoch, rel_gap, keep_spacing=False):
+        seen.append(keep_spacing)
+        return original(self, epoch, rel_gap, keep_spacing)
+
+    monkeypatch.setattr(_loop.CheckSchedule, "checked", checked)
+    X, y = problem_for("hinge", n=200, d=10, seed=1)
+    for solver, expected in (("sdca", True), ("spdc", False), ("auto", True)):
+        seen.clear()
+        fastdual.train(X, y, loss="hinge", alpha=1e-2, solver=solver, tol=1e-4,
+                       max_epochs=2000, random_state=0)
+        assert seen and set(seen) == {expected}, solver
+    seen.clear()
+    fastdual.train(X, y, loss="logistic", alpha=1e-2, solver="newton", tol=1e-8,
+                   random_state=0)
+    assert seen and set(seen) == {False}
 
 
 @pytest.mark.slow

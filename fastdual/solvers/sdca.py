@@ -201,6 +201,11 @@ class GroupSchedule:
 
 class SDCA:
     name = "sdca"
+    # Its certified gap spikes above a falling trend (w(alpha) of the last epoch on hinge-type
+    # losses): far from tol, a check whose gap did not fall keeps the spacing of the last two
+    # (_loop.CheckSchedule). The stochastic primal methods (SPDC, RDA), whose gaps hover, reach
+    # tol by checking often and keep the next-epoch rule.
+    keeps_check_spacing = True
     # the loss capabilities it trains (fastdual.losses): any per-sample loss
     needs = frozenset({"per_sample"})
     pure_l1 = True

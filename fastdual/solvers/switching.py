@@ -133,6 +133,10 @@ class Switching:
             duals = self.correction[1].duals
         return w, duals
 
+    @property
+    def keeps_check_spacing(self):
+        return bool(getattr(self.current, "keeps_check_spacing", False))
+
     def check_work(self):
         work = getattr(self.current, "check_work", None)
         return 1.0 if work is None else work()
