@@ -195,12 +195,6 @@ class CheckSchedule:
         self.best_gap = min(self.best_gap, rel_gap)
         if self.last is not None and self.tol > 0:
             last_epoch, last_gap = self.last
-            if keep_spacing and self.best_gap > NEAR_TOL * self.tol:
-                # A gap that does not fall, far from tol: a bounce of a primal that is not
-                # monotone (SDCA's w(alpha) on hinge-type losses) or a stall, where a lucky
-                # check cannot reach tol. The next check keeps this one's spacing (see below
-                # for a gap that falls).
-                step = max(1, epoch - last_epoch)
             if 0 < rel_gap < last_gap and rel_gap > self.tol:
                 # Epochs to tol at the rate of the last interval, from the logs of the gaps and
                 # of tol (their ratios may underflow), or near 1 from log1p of the relative
@@ -221,6 +215,11 @@ class CheckSchedule:
                             # would see it only if the rate sped up, and the rate seen is
                             # mostly the fastest still to come (SDCA's slows down)
                             step = max(step, 2)
+            elif keep_spacing and self.best_gap > NEAR_TOL * self.tol:
+                # A gap that did not fall, far from tol: a spike of a primal that is not
+                # monotone (SDCA's w(alpha) on hinge-type losses) or a stall, where a lucky
+                # check cannot reach tol. The next check keeps this one's spacing.
+                step = max(1, epoch - last_epoch)
         self.interval = step
         self.last = (epoch, rel_gap)
         self.next_check = epoch + step
