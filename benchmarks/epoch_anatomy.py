@@ -43,6 +43,7 @@ def min_time(fn, repeats):
 def anatomy(X, y, loss, repeats, alpha=1e-4):
     from fastdual.solvers import _sdca
     from fastdual._problem import build_problem
+    from fastdual._core.losses import new_step_state
 
     n, d = X.shape
     problem = build_problem(X, y, loss=loss, alpha=alpha, C=None, l1_ratio=0.0,
@@ -54,23 +55,26 @@ def anatomy(X, y, loss, repeats, alpha=1e-4):
     v = np.zeros(d + 1)
     order = np.arange(n, dtype=np.intp)
     rng_state = np.random.SeedSequence(0).generate_state(4, dtype=np.uint64)
+    step_state = new_step_state(problem.loss, n)      # as the driver keeps it
 
     def epoch():
         _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y,
                          problem.sample_weight, sq_norms, alpha_, v, v, problem.loss, problem.l2,
-                         0.0, 1, 0.0, False, order, rng_state, n, np.inf, np.inf, *NO_ALIAS)
+                         0.0, 1, 0.0, False, order, rng_state, n, np.inf, np.inf, *NO_ALIAS,
+                         step_state)
 
     for _ in range(3):
         epoch()
     full = min_time(epoch, repeats)
     visit_order = min(_visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v,
-                                         order, rng_state) for _ in range(repeats))
+                                         order, rng_state, step_state) for _ in range(repeats))
     v_check = np.empty(d + 1)
     certificate = min_time(lambda: problem.primal_dual(v, alpha_, v_out=v_check), repeats)
     return full, visit_order, certificate
 
 
-def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, order, rng_state):
+def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, order, rng_state,
+                       step_state):
     """Seconds of one epoch from the current state with X's rows stored in visit order.
 
     The kernel shuffles `order` in place by a permutation that depends only on the random state:
@@ -105,9 +109,11 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
     for _ in range(2):        # the first run brings the fresh copy into cache, as X is
         state = rng_state.copy()
         alpha_v, v_v, order_v = alpha_[visit].copy(), v.copy(), start_order.copy()
+        state_v = step_state.reshape(n, -1)[visit].ravel()
         t0 = time.perf_counter()
         _sdca.sdca_epoch(dv, iv, pv, n, d, problem.bias, yv, cv, sqv, alpha_v, v_v, v_v,
-                         problem.loss, problem.l2, 0.0, 1, 0.0, False, order_v, state, n, np.inf, np.inf, *NO_ALIAS)
+                         problem.loss, problem.l2, 0.0, 1, 0.0, False, order_v, state, n, np.inf,
+                         np.inf, *NO_ALIAS, state_v)
         seconds = time.perf_counter() - t0
     start_order = order_v
     if not np.array_equal(start_order, np.arange(n)):
@@ -116,7 +122,7 @@ def _visit_order_epoch(problem, data, indices, indptr, sq_norms, alpha_, v, orde
     alpha_r, v_r = alpha_.copy(), v.copy()
     _sdca.sdca_epoch(data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
                      sq_norms, alpha_r, v_r, v_r, problem.loss, problem.l2, 0.0, 1, 0.0, False,
-                     order.copy(), rng_state.copy(), n, np.inf, np.inf, *NO_ALIAS)
+                     order.copy(), rng_state.copy(), n, np.inf, np.inf, *NO_ALIAS, step_state.copy())
     if not np.allclose(alpha_r[visit], alpha_v, rtol=1e-9, atol=1e-12):
         raise RuntimeError("visit-order epoch did not take the same steps")
     return seconds

@@ -37,6 +37,7 @@ import numpy as np
 
 from fastdual import _fit
 from fastdual._core import gap as _gap
+from fastdual._core.losses import new_step_state
 from fastdual._defaults import DEFAULTS
 from fastdual._problem import class_multipliers, describe_objective, map_strength
 from fastdual._validation import (check_choice, check_int, check_matrix, check_positive,
@@ -230,11 +231,14 @@ class Block:
         # worker, from the committed duals, repeats exactly.
         rng_state = np.random.SeedSequence([seed, self.index]).generate_state(4, np.uint64)
         order = np.arange(n, dtype=np.intp)
+        # The loss's step state lives for the round's epochs only: a round is a function of
+        # the committed duals, v and the seed.
+        step_state = new_step_state(self.loss, n)
         for _ in range(epochs):
             _sdca.sdca_epoch(*m.kernel_args, n, m.n_features, self.bias, self.y, self.weights,
                              self.sq_norms, self.duals, local_v, local_w, self.loss, working_l2,
                              working_l1, OPTION_I, q_max, False, order, rng_state, n,
-                             np.inf, np.inf, np.empty(0), np.empty(0, dtype=np.intp))
+                             np.inf, np.inf, np.empty(0), np.empty(0, dtype=np.intp), step_state)
         local_v -= v
         local_v /= sigma
         return local_v

@@ -5,10 +5,12 @@ same definition, never against numbers the code produced.
 """
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-from scipy.optimize import minimize_scalar
+from hypothesis import given, settings, strategies as st
+from scipy.optimize import brentq, minimize_scalar
+from scipy.special import expit
 
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, SMOOTH_LOSSES, np_loss
+from fastdual._core.losses import new_step_state
 from fastdual.losses import LOSSES, make_loss
 
 ALL = BINARY_LOSSES + REGRESSION_LOSSES
@@ -159,6 +161,70 @@ def test_logistic_step_is_stable_for_extreme_margins():
             step = loss.step(1.0, z, 0.5, q)
             assert 0.0 <= step <= 1.0 and np.isfinite(loss.dual_values(1.0, step)[0])
     assert np.isfinite(loss.values(1.0, [-1e4, 1e4])).all()
+
+
+def logistic_maximiser(u, beta, q):
+    """The logistic step's maximiser b = sigmoid(t), t the root of the optimality condition
+    t + u + q (sigmoid(t) - beta) = 0 (docs/math.md, "The logistic step"), by scipy's brentq."""
+    f = lambda t: t + u + q * (expit(t) - beta)
+    root = brentq(f, -u - q * (1.0 - beta) - 1.0, -u + q * beta + 1.0, xtol=1e-300,
+                  rtol=4 * np.finfo(float).eps, maxiter=2000)
+    return expit(root)
+
+
+@settings(max_examples=300, deadline=None)
+@given(z=st.floats(-40, 40), t0=st.floats(-35, 35), q=st.floats(1e-6, 1e6),
+       positive=st.booleans())
+def test_logistic_step_from_a_kept_logit(z, t0, q, positive):
+    """SDCA's step with the sample's kept pair (b, t), sigmoid(t) = b: the same maximiser as
+    the step without it, to the root of the optimality condition; the pair of the new dual is
+    written back, and a pair kept for another dual is not used (the step is then the one
+    without a pair, bit for bit)."""
+    loss = loss_object("logistic")
+    y = 1.0 if positive else -1.0
+    beta = float(expit(t0))
+    a = y * beta
+    kept = np.array([beta, t0])
+    step = loss.step(y, z, a, q, kept)
+    plain = loss.step(y, z, a, q)
+    expected = logistic_maximiser(y * z, beta, q)
+    assert abs(step * y - expected) <= 1e-13
+    assert abs(plain * y - expected) <= 1e-13
+    assert kept[0] == step * y
+    assert abs(expit(kept[1]) - kept[0]) <= 1e-15
+    stale = np.array([np.nextafter(beta, 2.0), t0])
+    assert loss.step(y, z, a, q, stale) == plain
+    assert stale[0] == plain * y
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), q=st.floats(1e-3, 1e3))
+def test_logistic_steps_keep_their_pair_consistent(seed, q):
+    """A sample visited again and again as an SDCA run visits it (its margin settling, its
+    dual the last step's): every step with the kept pair is the maximiser, and the pair stays
+    a logit and its sigmoid."""
+    loss = loss_object("logistic")
+    rng = np.random.default_rng(seed)
+    y = rng.choice([-1.0, 1.0])
+    z_end = rng.normal(0.0, 3.0)
+    kept = new_step_state(loss, 1)
+    a = 0.0
+    for k in range(60):
+        z = z_end + rng.normal() * 2.0 ** -k
+        step = loss.step(y, z, a, q, kept)
+        assert abs(step * y - logistic_maximiser(y * z, a * y, q)) <= 1e-13
+        assert kept[0] == step * y
+        assert abs(expit(kept[1]) - kept[0]) <= 1e-15
+        a = step
+
+
+def test_only_the_logistic_step_keeps_state():
+    assert {name: loss_object(name).step_state for name in ALL} == {
+        name: (2 if name == "logistic" else 0) for name in ALL}
+    with pytest.raises(ValueError, match="state must hold step_state = 0"):
+        loss_object("hinge").step(1.0, 0.0, 0.5, 1.0, np.zeros(2))
+    with pytest.raises(ValueError, match="state must hold step_state = 2"):
+        loss_object("logistic").step(1.0, 0.0, 0.5, 1.0, np.zeros(3))
 
 
 @pytest.mark.parametrize("name", SMOOTH_LOSSES)

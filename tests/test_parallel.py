@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import fastdual
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_objective, problem_for
 from fastdual import _fit
+from fastdual._core.losses import new_step_state
 from fastdual._problem import build_problem
 from fastdual.solvers import _sdca, _sdca_parallel, sdca as sdca_module
 
@@ -128,7 +129,8 @@ def test_two_threads_match_scipy_on_logistic():
 def kernel_state(problem, seed=0):
     n, d = problem.n_samples, problem.n_features
     return dict(duals=np.zeros(n), v=np.zeros(d + 1), order=np.arange(n, dtype=np.intp),
-                rng=np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64))
+                rng=np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64),
+                step_state=new_step_state(problem.loss, n))
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
@@ -162,16 +164,40 @@ def test_one_block_is_the_sequential_kernel_bit_for_bit(loss, l1_ratio, sparse, 
             if parallel:
                 out = _sdca_parallel.sdca_parallel_epoch(
                     *args, state["order"], state["rng"], state["active"], *state["threshold"],
-                    1, 1, scratch)
+                    1, 1, scratch, step_state=state["step_state"])
             else:
                 out = _sdca.sdca_epoch(*args, False, state["order"], state["rng"],
-                                       state["active"], *state["threshold"], *NO_ALIAS)
+                                       state["active"], *state["threshold"], *NO_ALIAS,
+                                       state["step_state"])
             state["threshold"] = tuple(t if t > 0 else np.inf for t in out[:2])
             state["active"] = out[2]
             outs.append(out)
         assert outs[0] == outs[1]
         for key in ("duals", "v", "w", "order", "rng"):
             assert np.array_equal(states[0][key], states[1][key]), key
+        assert np.array_equal(states[0]["step_state"], states[1]["step_state"], equal_nan=True)
+
+
+def test_the_kernels_refuse_a_step_state_of_another_size():
+    X, y = problem_for("logistic", n=30, d=4, seed=1, sparse=True)
+    problem = build_problem(X, y, loss="logistic", alpha=0.1, C=None, l1_ratio=0.0,
+                            fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    data, indices, indptr = problem.X.kernel_args
+    n, d = problem.n_samples, problem.n_features
+    state = kernel_state(problem)
+    args = (data, indices, indptr, n, d, problem.bias, problem.y, problem.sample_weight,
+            problem.squared_norms(), state["duals"], state["v"], state["v"], problem.loss,
+            problem.l2, 0.0, 1, 1.0)
+    wrong = np.full(2 * n - 2, np.nan)
+    with pytest.raises(ValueError, match="step_state must hold"):
+        _sdca.sdca_epoch(*args, False, state["order"], state["rng"], n, np.inf, np.inf,
+                         *NO_ALIAS, wrong)
+    with pytest.raises(ValueError, match="step_state must hold"):
+        _sdca_parallel.sdca_parallel_epoch(*args, state["order"], state["rng"], n, np.inf,
+                                           np.inf, 1, 1, np.empty(n, dtype=np.intp),
+                                           step_state=wrong)
+    assert np.isnan(wrong).all() and not state["duals"].any()
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])

@@ -109,13 +109,32 @@ cdef class Loss:
         """(lower, upper): the domain of -phi*(-a) for each target y_i (infinite where open)."""
         return self._elementwise(4, y, 0.0), self._elementwise(5, y, 0.0)
 
-    def step(self, double y, double z, double a, double q):
-        """The proximal step of the conjugate (SDCA Option I), through the kernels' own path."""
-        return step_of(self, y, z, a, q)
+    def step(self, double y, double z, double a, double q, double[::1] state=None):
+        """The proximal step of the conjugate (SDCA Option I), through the kernels' own path.
+        state: the sample's slot of SDCA's step state (step_state numbers, updated in place),
+        as SDCA's kernels pass it; None as the kernels without one."""
+        if state is None:
+            return step_of(self, y, z, a, q)
+        if state.shape[0] != self.step_state or self.step_state == 0:
+            raise ValueError(f"state must hold step_state = {self.step_state} numbers "
+                             f"(> 0), got {state.shape[0]}")
+        return logistic_step(y, z, a, q, &state[0])
+
+    @property
+    def step_state(self):
+        """How many numbers per sample SDCA's step keeps between visits (the logistic step's
+        kept logit: losses.pxd, logistic_step); 0 for the closed-form steps."""
+        return 2 if self.family == LOGISTIC else 0
 
     def slope(self, double y, double z, double a):
         """d/da [-phi*(-a) - z a], through the kernels' own path."""
         return slope_of(self, y, z, a)
+
+
+def new_step_state(Loss loss, Py_ssize_t n_samples):
+    """An empty store of SDCA's step state for n_samples (NaN: nothing kept yet, every
+    sample's first step starts afresh); an empty array for a loss that keeps none."""
+    return np.full(loss.step_state * n_samples, np.nan)
 
 
 def _broadcast2(first, second):
@@ -218,19 +237,12 @@ cdef class SquaredHinge(BoxQuadratic):
         return 2.0 if y * z < 1.0 else 0.0
 
 
-cdef inline double _sigmoid(double t) noexcept nogil:
-    cdef double e
-    if t >= 0.0:
-        return 1.0 / (1.0 + exp(-t))
-    e = exp(t)
-    return e / (1.0 + e)
-
-
 cdef class Logistic(Loss):
     """phi = log(1 + exp(-yz)) (1/4-smooth); -phi*(-a) = binary entropy of beta in [0, 1]."""
 
     def __cinit__(self):
         self.gamma = 4.0
+        self.family = LOGISTIC
 
     cdef double value(self, double y, double z) noexcept nogil:
         cdef double u = y * z
@@ -239,10 +251,10 @@ cdef class Logistic(Loss):
         return -u + log1p(exp(u))
 
     cdef double derivative(self, double y, double z) noexcept nogil:
-        return -y * _sigmoid(-y * z)
+        return -y * sigmoid(-y * z)
 
     cdef double curvature(self, double y, double z) noexcept nogil:
-        cdef double s = _sigmoid(-y * z)
+        cdef double s = sigmoid(-y * z)
         return s * (1.0 - s)
 
     cdef double value_derivatives(self, double y, double z, double* d1,
@@ -268,63 +280,10 @@ cdef class Logistic(Loss):
         return h
 
     cdef double dual_from_margin(self, double y, double z) noexcept nogil:
-        return y * _sigmoid(-y * z)
+        return y * sigmoid(-y * z)
 
     cdef double conjugate_prox(self, double y, double z, double a, double q) noexcept nogil:
-        # Maximise H(b) - u (b - beta) - q/2 (b - beta)^2 over b in [0, 1], u = yz. In the logit
-        # t = log(b / (1 - b)) the optimality condition is f(t) = t + u + q (sigmoid(t) - beta) = 0,
-        # f increasing with f' = 1 + q s (1 - s) in [1, 1 + q/4], and the root lies in
-        # [-u - q (1 - beta), -u + q beta]. Safeguarded Newton (rtsafe): a Newton step is taken
-        # only when it stays inside the bracket and shrinks at least half as fast as bisection;
-        # otherwise bisect. (Plain Newton can cycle on the sigmoid's curvature when q is large.)
-        # Working in t keeps b = sigmoid(t) strictly inside (0, 1).
-        cdef double beta = a * y
-        cdef double u = y * z
-        cdef double lo = -u - q * (1.0 - beta)
-        cdef double hi = -u + q * beta
-        cdef double t, s, f, fp, dx, dx_old
-        cdef int it
-        if hi - lo <= 0.0:          # q == 0: the unconstrained maximiser sigmoid(-u)
-            return y * _sigmoid(-u)
-        # Start at t = -u, the q = 0 solution and the root at the dual optimum (beta =
-        # sigmoid(-u)): its first Newton step costs the one exponential a start needs, and late in
-        # a run one or two steps reach the root. Each iteration evaluates one exponential.
-        t = -u
-        s = _sigmoid(t)
-        dx = dx_old = hi - lo
-        for it in range(200):
-            f = t + u + q * (s - beta)
-            if f > 0.0:
-                hi = t
-            elif f < 0.0:
-                lo = t
-            else:
-                break
-            fp = 1.0 + q * s * (1.0 - s)
-            if ((t - hi) * fp - f) * ((t - lo) * fp - f) > 0.0 or fabs(2.0 * f) > fabs(dx_old * fp):
-                dx_old = dx
-                dx = 0.5 * (hi - lo)
-                t = lo + dx
-                if dx <= 1e-16 * (1.0 + fabs(t)):
-                    return y * _sigmoid(t)
-            else:
-                dx_old = dx
-                dx = f / fp
-                t -= dx
-                # Newton converges quadratically with |f''| / f' <= q / 10: once
-                # (1 + q) dx^2 <= 1e-12 (1 + |t|), the corrected t is within q dx^2 / 20 of the
-                # root and sigmoid(t) = s - s (1 - s) dx up to |sigmoid''| dx^2 / 2 <= dx^2 / 20:
-                # the dual returned is within about 1e-13 (1 + |t|) of the step's maximiser (an
-                # absolute bound; in [0, 1] as sigmoid is: |dx| <= 1e-6 sqrt((1 + |t|) / (1 + q))
-                # is below 1 wherever sigmoid has not saturated), which lowers the step's concave
-                # objective by half its curvature 1 / (b (1 - b)) + q times the square of that,
-                # below rounding but in the saturated tails. No confirming iteration, no
-                # exponential: one fewer per step than a test at rounding level (1e-17) took,
-                # 13-29 % of a logistic epoch (docs/benchmarks.md, C).
-                if (1.0 + q) * dx * dx <= 1e-12 * (1.0 + fabs(t)):
-                    return y * (s - s * (1.0 - s) * dx)
-            s = _sigmoid(t)
-        return y * s
+        return logistic_step(y, z, a, q, NULL)
 
     cdef double dual_slope(self, double y, double z, double a) noexcept nogil:
         cdef double beta = a * y

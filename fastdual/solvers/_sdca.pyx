@@ -35,7 +35,7 @@ from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
 from fastdual._core.losses cimport Loss
-from fastdual.solvers._sdca_step cimport dual_step, shrinks
+from fastdual.solvers._sdca_step cimport STATE_SIZE, check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
@@ -64,7 +64,8 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                Loss loss, double l2, double l1, int option, double q_max,
                bint with_replacement, Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state,
                Py_ssize_t n_active, double shrink_up, double shrink_down,
-               const double[::1] alias_keep, const Py_ssize_t[::1] alias):
+               const double[::1] alias_keep, const Py_ssize_t[::1] alias,
+               double[::1] step_state=None):
     """Run one epoch in place on duals, v, w, order and rng_state.
 
     Visits the n_active samples of order[0:n_active] in a fresh random order (or n_samples
@@ -72,12 +73,17 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     alias table (alias_keep, alias) when it is not empty). Returns (max_up, max_down, n_active):
     the largest projected slopes c_i |d/da| pushing up and down (_sdca_step.shrinks) over the
     steps that moved, the next epoch's shrink thresholds, and the new active-set size.
+    step_state: None, or the loss's step state for every sample (losses.new_step_state; the
+    logistic step's kept logits), read and updated by the steps.
     """
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double* v_ptr = &v[0]
     cdef double* w_ptr = &w[0]
+    cdef double* state = (&step_state[0] if step_state is not None and step_state.shape[0] > 0
+                          else NULL)
+    check_step_state(loss, step_state, n_samples)
     cdef bint elastic = l1 > 0.0
     cdef bint weighted = alias_keep.shape[0] > 0
     cdef bint shrinking = loss.has_box and not with_replacement
@@ -110,7 +116,10 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     if ptr != NULL:
                         prefetch(ptr + ahead)
                 if t + PREFETCH_NEAR < n_steps:
-                    prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+                    ahead = order[t + PREFETCH_NEAR]
+                    prefetch_row(x, ind, ptr, ahead, n_features)
+                    if state != NULL:
+                        prefetch(state + STATE_SIZE * ahead)
             t += 1
             c = sample_weight[i]
             if c == 0.0:
@@ -119,7 +128,8 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             z = row_dot(x, ind, start, end, w_ptr) + bias * w_ptr[n_features]
             q = c * sq_norms[i] * inv_l2n
             a_old = duals[i]
-            a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
+            a_new = dual_step(loss, option, y[i], z, a_old, q, q_max,
+                              state + STATE_SIZE * i if state != NULL else NULL)
             delta = a_new - a_old
             if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                      &max_up, &max_down):

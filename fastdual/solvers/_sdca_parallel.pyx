@@ -58,7 +58,7 @@ from cython cimport floating
 from cython.parallel cimport prange, threadid
 
 from fastdual._core.losses cimport Loss
-from fastdual.solvers._sdca_step cimport dual_step, shrinks
+from fastdual.solvers._sdca_step cimport STATE_SIZE, check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, soft_threshold)
 
@@ -150,7 +150,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
                     Py_ssize_t* order, Py_ssize_t n_steps, bint shrinking,
                     double shrink_up, double shrink_down, Py_ssize_t* kept,
                     double* max_up_out, double* max_down_out, const Hot* hot,
-                    int thread) noexcept nogil:
+                    int thread, double* step_state) noexcept nogil:
     """Seed 000's steps over the samples order[0:n_steps] (one thread's block); the same
     arithmetic as _sdca.pyx's loop, with atomic (or Wild's plain) additions to v, and, with hot
     entries, the thread's replicas of them. Writes the block's active count (shrinking) to kept
@@ -212,7 +212,8 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
             z += bias * w[n_features]
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
-        a_new = dual_step(loss, option, y[i], z, a_old, q, q_max)
+        a_new = dual_step(loss, option, y[i], z, a_old, q, q_max,
+                          step_state + 2 * i if step_state != NULL else NULL)
         delta = a_new - a_old
         if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                  &max_up, &max_down):
@@ -295,7 +296,7 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                         const Py_ssize_t[::1] hot_entries=None,
                         const cnp.uint8_t[::1] hot_slot=None,
                         const cnp.uint64_t[::1] hot_bits=None, double[::1] replicas=None,
-                        Py_ssize_t merge_every=0):
+                        Py_ssize_t merge_every=0, double[::1] step_state=None):
     """Run one epoch in place on duals, v, w, order and rng_state with n_threads threads over
     n_blocks blocks (1 <= n_threads <= n_blocks <= n_active) of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
@@ -309,11 +310,17 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     list or COLD_SLOT; hot_bits: bit j (of word j // 64) set for each hot feature j; replicas:
     work space of (n_threads + 1) * replica_stride(len(hot_entries)) doubles.
 
+    step_state: the loss's step state (as in _sdca.sdca_epoch; each sample's slot is written by
+    the one thread whose block holds it).
+
     Returns (max_up, max_down, n_active) as _sdca.sdca_epoch does."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double* v_ptr = &v[0]
+    cdef double* state = (&step_state[0] if step_state is not None and step_state.shape[0] > 0
+                          else NULL)
+    check_step_state(loss, step_state, n_samples)
     cdef double* w_ptr = &w[0]
     cdef Py_ssize_t* order_ptr = &order[0]
     cdef Py_ssize_t* scratch_ptr = &scratch[0]
@@ -359,7 +366,7 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
                       &duals[0], v_ptr, w_ptr, loss, inv_l2n, kappa, elastic, option, q_max,
                       atomic, order_ptr + bounds[b], bounds[b + 1] - bounds[b], shrinking,
                       shrink_up, shrink_down, &kept[b], &slopes[b], &slopes_down[b], &hot,
-                      threadid())
+                      threadid(), state)
         for s in range(hot.n):
             v_ptr[hot.entries[s]] = hot.shared[s]
         for b in range(n_blocks):

@@ -2,20 +2,36 @@
 # the parallel one (_sdca_parallel.pyx): one definition of the arithmetic both run.
 from libc.math cimport fabs
 
-from fastdual._core.losses cimport BOX_QUADRATIC, Loss, slope_of, step_of
+from fastdual._core.losses cimport BOX_QUADRATIC, LOGISTIC, Loss, logistic_step, slope_of, step_of
 
 cdef enum:
+    # The numbers of a sample's slot in the step state (Loss.step_state, the logistic step's
+    # pair; the closed-form steps keep none).
+    STATE_SIZE = 2
     OPTION_I = 1        # sdca.OPTION_CODES: exact maximisation along the coordinate
     OPTION_IV = 4       # the step toward the margin dual, scaled by the sample's gap
 
 
+cdef inline void check_step_state(Loss loss, double[::1] step_state, Py_ssize_t n_samples):
+    """The kernels' check of the step state they are given: none, or the loss's for n_samples."""
+    if step_state is None or step_state.shape[0] == 0:
+        return
+    if loss.step_state != STATE_SIZE or step_state.shape[0] != STATE_SIZE * n_samples:
+        raise ValueError(f"step_state must hold the loss's step_state ({loss.step_state}) "
+                         f"numbers per sample for {n_samples} samples, got "
+                         f"{step_state.shape[0]}")
+
+
 cdef inline double dual_step(Loss loss, int option, double y, double z, double a_old, double q,
-                             double q_max) noexcept nogil:
+                             double q_max, double* state) noexcept nogil:
     """The sample's new dual from its margin z and current dual a_old: Option I maximises the
     dual along the coordinate (curvature q = c ||x||^2 / (l2 n)); Option IV moves toward
-    -phi'(z) by the fraction s in [0, 1] of seed 000's Option IV (q_max the largest q)."""
+    -phi'(z) by the fraction s in [0, 1] of seed 000's Option IV (q_max the largest q).
+    state: NULL, or the sample's slot of the loss's step state (losses.pxd, logistic_step)."""
     cdef double u, du, gap_i, s
     if option == OPTION_I:
+        if loss.family == LOGISTIC:
+            return logistic_step(y, z, a_old, q, state)
         return step_of(loss, y, z, a_old, q)
     u = loss.dual_from_margin(y, z)
     du = u - a_old

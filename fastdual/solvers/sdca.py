@@ -11,6 +11,7 @@ parallel kernel of _sdca_parallel.pyx (PASSCoDe, Atomic or Wild; docs/solvers/sd
 import numpy as np
 
 from fastdual._core import rows as _rows
+from fastdual._core.losses import new_step_state
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
 from fastdual.solvers import _sdca, _sdca_parallel
@@ -257,6 +258,10 @@ class SDCA:
         self.sq_norms = problem.squared_norms()
         self.weighted_sq_norm_max = float(np.max(problem.sample_weight * self.sq_norms))
         self.order = np.arange(n, dtype=np.intp)
+        # The loss's step state (the logistic step's kept logits, losses.pxd logistic_step): a
+        # start for each sample's next step, trusted only while its dual is the one it was kept
+        # for.
+        self.step_state = new_step_state(problem.loss, n)
         self._set_sampling()
         self.rng_state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
 
@@ -440,7 +445,7 @@ class SDCA:
                 *self._thresholds(), threads,
                 min(threads * BLOCKS_PER_THREAD, self.n_active), self.order_scratch,
                 self.atomic, self.hot_features, self.hot_slot, self.hot_bits, self.replicas,
-                MERGE_EVERY)
+                MERGE_EVERY, self.step_state)
             # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
             self.drifting = self.drifting or not self.atomic
         else:
@@ -465,7 +470,7 @@ class SDCA:
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
             problem.loss, self.working_l2, self.l1, self.option, q_max, self.with_replacement,
             self.order, self.rng_state, self.n_active,
-            *self._thresholds(), self.alias_keep, self.alias)
+            *self._thresholds(), self.alias_keep, self.alias, self.step_state)
 
     def _after_kernel(self, max_up, max_down):
         problem = self.problem
