@@ -141,9 +141,18 @@ cdef inline double sigmoid(double t) noexcept nogil:
     return e / (1.0 + e)
 
 
+cdef inline double sigmoid_moved(double s, double g, double dx) noexcept nogil:
+    """sigmoid(t - dx) from s = sigmoid(t) and g = s (1 - s), for |dx| <= LOGISTIC_TAYLOR_STEP:
+    s - g dx + s2 dx^2 / 2 - s3 dx^3 / 6 + s4 dx^4 / 24 with the derivatives s2 = g (1 - 2s),
+    s3 = g (1 - 6g), s4 = g (1 - 2s)(1 - 12g); the error is at most g |dx|^5 / 120 (times
+    e^|dx|), below 1e-17 g."""
+    return s - g * dx * (1.0 - dx * ((0.5 - s)
+                                     - dx * ((1.0 / 6.0 - g) - dx * (0.5 - s) * (1.0 / 12.0 - g))))
+
+
 cdef inline double logistic_step(double y, double z, double a, double q,
                                  double* state) noexcept nogil:
-    """Option I step of the logistic loss (docs/math.md, "The logistic step"): maximise
+    """Option I step of the logistic loss (docs/math.md Sec. 3, "Logistic step"): maximise
     H(b) - u (b - beta) - q/2 (b - beta)^2 over b in [0, 1], u = yz, beta = a y, H the binary
     entropy. In the logit t = log(b / (1 - b)) the optimality condition is
     f(t) = t + u + q (sigmoid(t) - beta) = 0, f increasing with f' = 1 + q g, g = s (1 - s) for
@@ -153,9 +162,9 @@ cdef inline double logistic_step(double y, double z, double a, double q,
     curvature when q is large.) Working in t keeps b = sigmoid(t) strictly inside (0, 1).
 
     After a Newton step dx with |dx| <= LOGISTIC_TAYLOR_STEP, the sigmoid at the new t is the
-    degree-4 Taylor polynomial around the old one (error <= g |dx|^5 / 120, below 1e-17 g), not
-    an exponential; the step ends when the t left to go, at most q g / (2 f') dx^2 by Newton's
-    quadratic convergence, moves b by at most LOGISTIC_TOL (g times it).
+    degree-4 Taylor polynomial around the old one (sigmoid_moved), not an exponential; the step
+    ends when the t left to go, at most q g / (2 f') dx^2 by Newton's quadratic convergence,
+    moves b by at most LOGISTIC_TOL (g times it).
 
     state: NULL, or the sample's pair (b', t') from its last step, sigmoid(t') = b' to within the
     Taylor polynomials' error. When b' is the current beta (and t' inside the bracket), the
@@ -180,9 +189,7 @@ cdef inline double logistic_step(double y, double z, double a, double q,
             fp = 1.0 + q * g
             dx = (t + u) / fp
             if fabs(dx) <= LOGISTIC_TAYLOR_STEP and g * (fp - 1.0) * dx * dx <= LOGISTIC_TOL * fp:
-                s = beta - g * dx * (1.0 - dx * ((0.5 - beta)
-                                                 - dx * ((1.0 / 6.0 - g)
-                                                         - dx * (0.5 - beta) * (1.0 / 12.0 - g))))
+                s = sigmoid_moved(beta, g, dx)
                 state[0] = s
                 state[1] = t - dx
                 return y * s
@@ -215,12 +222,7 @@ cdef inline double logistic_step(double y, double z, double a, double q,
                 dx = f / fp
                 t -= dx
                 if fabs(dx) <= LOGISTIC_TAYLOR_STEP:
-                    # sigmoid(t - dx) = s - g dx + s2 dx^2 / 2 - s3 dx^3 / 6 + s4 dx^4 / 24, the
-                    # derivatives s2 = g (1 - 2s), s3 = g (1 - 6g), s4 = g (1 - 2s)(1 - 12g).
-                    s = s - g * dx * (1.0 - dx * ((0.5 - s)
-                                                  - dx * ((1.0 / 6.0 - g)
-                                                          - dx * (0.5 - s)
-                                                          * (1.0 / 12.0 - g))))
+                    s = sigmoid_moved(s, g, dx)
                     if g * (fp - 1.0) * dx * dx <= LOGISTIC_TOL * fp:
                         break
                 else:
