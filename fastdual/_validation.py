@@ -6,6 +6,7 @@ The column methods (solver="cd") read X by columns as well: a CSC or Fortran-ord
 for that as it is, any other is converted once, when a column method first asks for it.
 """
 import numbers
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,17 @@ class Matrix:
     column_source: object = field(default=None, repr=False)
     _columns: tuple = field(default=None, repr=False)
     _squared_norms: dict = field(default_factory=dict, repr=False)   # bias -> ||x_i||^2 + bias^2
+    # One-vs-rest's threads share the Matrix: its caches are filled once, under this lock.
+    _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def kernel_args(self):
@@ -40,16 +52,17 @@ class Matrix:
     def squared_norms(self, bias):
         """||x_i||^2 + bias^2 for every row, computed once per bias (the problems on these rows,
         one-vs-rest's classes among them, share it)."""
-        norms = self._squared_norms.get(bias)
-        if norms is None:
-            norms = _rows.row_squared_norms(self.data, self.indices, self.indptr,
-                                            self.n_samples, self.n_features, bias)
-            if not np.isfinite(norms).all():
-                raise ValueError("X (with the intercept feature of value intercept_scaling="
-                                 f"{bias:g} if fit_intercept) has values so large that squared "
-                                 "row norms overflow float64; rescale X (e.g. rows to unit "
-                                 "norm) or intercept_scaling")
-            self._squared_norms[bias] = norms
+        with self._lock:
+            norms = self._squared_norms.get(bias)
+            if norms is None:
+                norms = _rows.row_squared_norms(self.data, self.indices, self.indptr,
+                                                self.n_samples, self.n_features, bias)
+                if not np.isfinite(norms).all():
+                    raise ValueError("X (with the intercept feature of value intercept_scaling="
+                                     f"{bias:g} if fit_intercept) has values so large that "
+                                     "squared row norms overflow float64; rescale X (e.g. rows "
+                                     "to unit norm) or intercept_scaling")
+                self._squared_norms[bias] = norms
         return norms
 
     def columns(self):
@@ -58,8 +71,9 @@ class Matrix:
         matrix raveled with empty indices and indptr. A CSC or Fortran-ordered X is used as it
         is (int64 indices narrowed); a CSR or C-ordered one is converted once (a copy of X,
         kept with the Matrix for the next column method on it)."""
-        if self._columns is None:
-            self._columns = _column_layout(self)
+        with self._lock:
+            if self._columns is None:
+                self._columns = _column_layout(self)
         return self._columns
 
     def matvec(self, w):

@@ -379,3 +379,44 @@ def test_real_targets_are_refused_by_a_classification_loss():
     # Integral float labels (three classes) and any two values stay class labels.
     fastdual.train(X, np.arange(30) % 3 * 1.0, loss="hinge", max_epochs=5, tol=0.0)
     fastdual.train(X, np.where(y > 0, 0.25, 0.75), loss="hinge", max_epochs=5, tol=0.0)
+
+
+def test_threads_sharing_a_matrix_fill_its_caches_once(monkeypatch):
+    """One-vs-rest's threads share the validated X: its squared row norms and its column layout
+    are computed once however many threads ask at the same time (each slowed here so that they
+    overlap), and the Matrix still pickles (Dask ships it) with its caches."""
+    import pickle
+    import threading
+    import time
+    from fastdual import _validation
+    from fastdual._validation import check_matrix
+    X, _ = binary_problem(n=40, d=6, seed=5)
+    matrix = check_matrix(sp.csr_matrix(X))
+    calls = []
+    original_norms, original_columns = _rows.row_squared_norms, _validation._column_layout
+
+    def slow(original):
+        def wrapped(*args):
+            calls.append(original.__name__)
+            time.sleep(0.05)
+            return original(*args)
+        return wrapped
+
+    monkeypatch.setattr(_rows, "row_squared_norms", slow(original_norms))
+    monkeypatch.setattr(_validation, "_column_layout", slow(original_columns))
+    start = threading.Barrier(8)
+
+    def ask():
+        start.wait()
+        matrix.squared_norms(1.0)
+        matrix.columns()
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(calls) == ["_column_layout", "row_squared_norms"]
+    again = pickle.loads(pickle.dumps(matrix))
+    np.testing.assert_array_equal(again.squared_norms(1.0), matrix.squared_norms(1.0))
+    assert len(calls) == 2
