@@ -61,6 +61,28 @@ def test_installed_entry_points(tmp_path, how):
     assert "duality gap" in result.stdout
 
 
+def test_training_without_a_factorisation_does_not_import_scipy_linalg(tmp_path):
+    """scipy.linalg (about 0.05 s of every process's start-up) is imported by the methods that
+    factor a matrix or call its BLAS, not with fastdual: a command-line run of the dual hinge
+    solver and an SDCA fit never import it, a Newton fit does."""
+    _svmlight(tmp_path, "train.svm", 2)
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "import fastdual\n"
+            "from fastdual import cli\n"
+            "assert cli.main(['train', '-s', '3', '-q', 'train.svm', 'm']) == 0\n"
+            "X = np.random.default_rng(0).normal(size=(50, 4))\n"
+            "y = np.sign(X[:, 0] + 0.1)\n"
+            "fastdual.train(X, y, loss='logistic', solver='sdca')\n"
+            "print('scipy.linalg' in sys.modules)\n"
+            "fastdual.train(X, y, loss='logistic', solver='newton')\n"
+            "print('scipy.linalg' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env=_OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == ["False", "True"]
+
+
 def test_installed_train_and_predict_scripts(tmp_path):
     data = _svmlight(tmp_path, "train.svm", 2)
     train_script, predict_script = _script("fastdual-train"), _script("fastdual-predict")

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import fastdual
 from conftest import np_objective, problem_for
 from fastdual._problem import build_problem
-from fastdual._core import rows as _rows
+from fastdual._core import gram as _gram, rows as _rows
 from fastdual.solvers import _newton
 
 SMOOTH = ["logistic", "squared_hinge", "smooth_hinge", "squared"]
@@ -43,7 +43,7 @@ def test_the_passes_match_numpy(loss, sparse):
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
     np.testing.assert_allclose(out, A.T @ slope, rtol=1e-12, atol=1e-12)
     H = np.empty((6, 6))
-    _rows.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
+    _gram.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
     np.testing.assert_allclose(H, np.triu(A.T @ (curve[:, None] * A)), rtol=1e-12, atol=1e-12)
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
@@ -70,8 +70,8 @@ def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
     A = np.column_stack([X.toarray() if sparse else X, np.full(n, bias)]).astype(np.float64)
     expected = np.triu(A.T @ (curve[:, None] * A))
     scattered, blocked = np.empty((d + 1, d + 1)), np.full((d + 1, d + 1), np.nan)
-    _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, scattered)
-    _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+    _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, scattered)
+    _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
                          np.full((rows, d + 1), np.nan))
     scale = np.abs(expected).max()
     np.testing.assert_allclose(np.triu(blocked), expected, rtol=0, atol=1e-12 * scale)
@@ -79,7 +79,7 @@ def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
     # (Newton mirrors the upper triangle onto a lower one it reads as zeros)
     assert not np.any(np.tril(blocked, -1)) and not np.any(np.tril(scattered, -1))
     with pytest.raises(ValueError, match="columns"):
-        _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+        _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
                              np.empty((4, d)))
 
 
@@ -333,9 +333,10 @@ def test_a_newton_epoch_reports_the_passes_it_made(monkeypatch, linear_solver, l
                             loss_params={})
     driver = Newton(problem, {"max_cg": 250, "linear_solver": linear_solver}, 0)
     calls = []
-    for name in ("margins", "transpose_times", "hessian_vector", "hessian_matrix"):
-        original = getattr(_rows, name)
-        monkeypatch.setattr(_rows, name,
+    for module, name in [(_rows, "margins"), (_rows, "transpose_times"),
+                         (_rows, "hessian_vector"), (_gram, "hessian_matrix")]:
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name,
                             lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))
     for _ in range(4):
         calls.clear()

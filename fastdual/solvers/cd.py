@@ -26,7 +26,6 @@ converted once (docs/solvers/cd.md says what that costs).
 import math
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
@@ -310,6 +309,7 @@ class CD:
         once. A support above SUPPORT_SIZE is stepped on its block (_support_block), the
         other weights held. Returns the work in entries of X (the factorisation's
         multiply-adds counted at FACTOR_ENTRIES each)."""
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve   # (newton.py)
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         size = d + 1 if problem.bias else d

@@ -4,7 +4,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import ddot
 
 from fastdual._core.reduce import asum
 
@@ -47,7 +46,9 @@ def penalty(w, l2, l1, free_last):
     """l2/2 ||w||^2 + l1 ||w||_1 over the entries of w (float64, contiguous) but the last when
     it is a free intercept's, without a temporary of w's length: by BLAS's ddot and
     _core.reduce's absolute sum (scipy's dasum sums in an order that depends on where w lies in
-    memory, and a line search compares these values)."""
+    memory, and a line search compares these values). scipy.linalg is imported here, where it
+    is used, so that importing fastdual does not import it (newton.py)."""
+    from scipy.linalg.blas import ddot
     last = w[-1] if free_last else 0.0
     value = 0.5 * l2 * (ddot(w, w) - last * last)
     if l1:

@@ -9,12 +9,13 @@ margins.
 """
 import numpy as np
 
-from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.blas import daxpy, ddot, dnrm2
-
 from fastdual._core import rows as _rows
 from fastdual.solvers import _newton
 from fastdual.solvers.common import Option, penalty, soft_threshold
+
+# scipy.linalg (BLAS's level-1 calls, Cholesky, gram.pyx's rank-k update) is imported by the
+# methods that use it, not with this module: importing fastdual stays free of it (about 0.05 s
+# of every process's start-up; docs/benchmarks.md N).
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1
@@ -29,7 +30,7 @@ DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
 DIRECT_MAX_FEATURES = 2000
 # Forming the Hessian: a stored pair of a row's entries costs one scattered multiply-add
-# (_rows.hessian_matrix without a block); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
+# (gram.hessian_matrix without a block); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
 # gathered dense does (d + 1)^2 / 2 per row at about BLAS_SPEEDUP times that speed (measured on
 # ijcnn1, satimage, a9a, mushrooms, w8a and dense Gaussian sets; docs/math.md, 4f): the
 # blocks are used when they cost less.
@@ -125,6 +126,7 @@ class Newton:
     def _add_l2(self, v, out):
         """out += l2 p * v in place (p_j = 1, 0 on a free intercept's entry): the penalty's
         gradient and Hessian-vector term, without a temporary d-vector."""
+        from scipy.linalg.blas import daxpy
         l2 = self.problem.l2
         daxpy(v, out, a=l2)
         if self.free_last:
@@ -143,11 +145,13 @@ class Newton:
     def _direct_step(self, gradient, free):
         """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
         mirrored) and factored by Cholesky; None if H is not positive definite there."""
+        from scipy.linalg import cho_factor, cho_solve
+        from fastdual._core.gram import hessian_matrix
         problem = self.problem
         H = self.hessian
         self.passes += 1
-        _rows.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
-                             problem.bias, self.curve, H, self.hessian_block)
+        hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                       problem.bias, self.curve, H, self.hessian_block)
         H /= problem.n_samples
         H += np.triu(H, 1).T                 # the full symmetric matrix
         H[np.diag_indices_from(H)] += problem.l2
@@ -171,6 +175,7 @@ class Newton:
         PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f). Six d-vectors besides w and g: the
         step, the residual, the direction, its image H d (the buffer), the preconditioner and
         the preconditioned residual, all updated in place."""
+        from scipy.linalg.blas import daxpy, ddot, dnrm2
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
         self.passes += 1
@@ -227,6 +232,7 @@ class Newton:
         return self.passes - start
 
     def _iterate(self):
+        from scipy.linalg.blas import ddot, dnrm2
         problem = self.problem
         n = problem.n_samples
         y, c, loss = problem.y, problem.sample_weight, problem.loss
