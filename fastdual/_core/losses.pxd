@@ -22,6 +22,9 @@ cdef enum:
     # -phi*(-a) = binary entropy of beta = a y in [0, 1]: the logistic loss (its step is a
     # safeguarded Newton solve, logistic_step).
     LOGISTIC = 3
+    # The numbers of a sample's slot in SDCA's step state (Loss.step_state): logistic_step's
+    # kept pair (b, t); the closed-form steps keep none.
+    STEP_STATE_SIZE = 2
 
 
 cdef class Loss:

@@ -124,7 +124,7 @@ cdef class Loss:
     def step_state(self):
         """How many numbers per sample SDCA's step keeps between visits (the logistic step's
         kept logit: losses.pxd, logistic_step); 0 for the closed-form steps."""
-        return 2 if self.family == LOGISTIC else 0
+        return STEP_STATE_SIZE if self.family == LOGISTIC else 0
 
     def slope(self, double y, double z, double a):
         """d/da [-phi*(-a) - z a], through the kernels' own path."""

@@ -34,8 +34,8 @@ from cython cimport floating
 from libc.math cimport fabs
 from libc.stdint cimport uint64_t
 
-from fastdual._core.losses cimport Loss
-from fastdual.solvers._sdca_step cimport STATE_SIZE, check_step_state, dual_step, shrinks
+from fastdual._core.losses cimport STEP_STATE_SIZE, Loss
+from fastdual.solvers._sdca_step cimport check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
                              row_soft_threshold, soft_threshold)
@@ -119,7 +119,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                     ahead = order[t + PREFETCH_NEAR]
                     prefetch_row(x, ind, ptr, ahead, n_features)
                     if state != NULL:
-                        prefetch(state + STATE_SIZE * ahead)
+                        prefetch(state + STEP_STATE_SIZE * ahead)
             t += 1
             c = sample_weight[i]
             if c == 0.0:
@@ -129,7 +129,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             q = c * sq_norms[i] * inv_l2n
             a_old = duals[i]
             a_new = dual_step(loss, option, y[i], z, a_old, q, q_max,
-                              state + STATE_SIZE * i if state != NULL else NULL)
+                              state + STEP_STATE_SIZE * i if state != NULL else NULL)
             delta = a_new - a_old
             if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                      &max_up, &max_down):

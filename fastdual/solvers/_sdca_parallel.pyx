@@ -57,8 +57,8 @@ cimport numpy as cnp
 from cython cimport floating
 from cython.parallel cimport prange, threadid
 
-from fastdual._core.losses cimport Loss
-from fastdual.solvers._sdca_step cimport STATE_SIZE, check_step_state, dual_step, shrinks
+from fastdual._core.losses cimport STEP_STATE_SIZE, Loss
+from fastdual.solvers._sdca_step cimport check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, soft_threshold)
 
@@ -213,7 +213,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         q = c * sq_norms[i] * inv_l2n
         a_old = duals[i]
         a_new = dual_step(loss, option, y[i], z, a_old, q, q_max,
-                          step_state + 2 * i if step_state != NULL else NULL)
+                          step_state + STEP_STATE_SIZE * i if step_state != NULL else NULL)
         delta = a_new - a_old
         if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                  &max_up, &max_down):

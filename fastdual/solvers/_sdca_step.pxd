@@ -2,12 +2,10 @@
 # the parallel one (_sdca_parallel.pyx): one definition of the arithmetic both run.
 from libc.math cimport fabs
 
-from fastdual._core.losses cimport BOX_QUADRATIC, LOGISTIC, Loss, logistic_step, slope_of, step_of
+from fastdual._core.losses cimport (BOX_QUADRATIC, LOGISTIC, STEP_STATE_SIZE, Loss,
+                                    logistic_step, slope_of, step_of)
 
 cdef enum:
-    # The numbers of a sample's slot in the step state (Loss.step_state, the logistic step's
-    # pair; the closed-form steps keep none).
-    STATE_SIZE = 2
     OPTION_I = 1        # sdca.OPTION_CODES: exact maximisation along the coordinate
     OPTION_IV = 4       # the step toward the margin dual, scaled by the sample's gap
 
@@ -16,7 +14,8 @@ cdef inline void check_step_state(Loss loss, double[::1] step_state, Py_ssize_t 
     """The kernels' check of the step state they are given: none, or the loss's for n_samples."""
     if step_state is None or step_state.shape[0] == 0:
         return
-    if loss.step_state != STATE_SIZE or step_state.shape[0] != STATE_SIZE * n_samples:
+    if (loss.step_state != STEP_STATE_SIZE
+            or step_state.shape[0] != STEP_STATE_SIZE * n_samples):
         raise ValueError(f"step_state must hold the loss's step_state ({loss.step_state}) "
                          f"numbers per sample for {n_samples} samples, got "
                          f"{step_state.shape[0]}")
