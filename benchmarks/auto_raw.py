@@ -39,7 +39,8 @@ import fastdual
 from fastdual._problem import build_problem
 from fastdual.solvers import auto
 from fastdual.solvers.switching import label
-from benchmarks.datasets import data_dir, load_raw, make_sparse_text, normalize_rows
+from benchmarks.datasets import (compile_package, data_dir, load_raw, make_sparse_text,
+                                 normalize_rows)
 
 SOLVERS = {"sdca": dict(solver="sdca"), "acc": dict(solver="sdca", acceleration=True),
            "newton": dict(solver="newton"), "auto": dict(solver="auto")}
@@ -149,6 +150,7 @@ def cli(args):
         with lzma.open(os.path.join(data_dir(), "news20.xz")) as f, open(path, "wb") as out:
             shutil.copyfileobj(f, out)
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        compile_package()
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", LIBLINEAR_SCRIPT, path], env=env,
                               capture_output=True, text=True, check=True)

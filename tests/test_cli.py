@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import fastdual
@@ -61,26 +62,47 @@ def test_installed_entry_points(tmp_path, how):
     assert "duality gap" in result.stdout
 
 
-def test_training_without_a_factorisation_does_not_import_scipy_linalg(tmp_path):
-    """scipy.linalg (about 0.05 s of every process's start-up) is imported by the methods that
-    factor a matrix or call its BLAS, not with fastdual: a command-line run of the dual hinge
-    solver and an SDCA fit never import it, a Newton fit does."""
+def test_small_problems_do_not_import_scipy_linalg(tmp_path):
+    """scipy.linalg (about 0.05 s of a process's start-up) is imported only to factor or form a
+    large matrix by LAPACK / BLAS: a command-line run of the dual hinge solver, an SDCA fit,
+    Newton's direct steps on a small problem (scattered Hessian, fastdual's own Cholesky) and
+    the Cholesky solve of Newton's and cd's steps up to OWN_CHOLESKY_MAX unknowns never import
+    it; Newton's direct steps where the Hessian is formed by BLAS's blocks (many dense rows)
+    do."""
     _svmlight(tmp_path, "train.svm", 2)
     code = ("import sys\n"
             "import numpy as np\n"
             "import fastdual\n"
             "from fastdual import cli\n"
             "assert cli.main(['train', '-s', '3', '-q', 'train.svm', 'm']) == 0\n"
-            "X = np.random.default_rng(0).normal(size=(50, 4))\n"
+            "assert cli.main(['train', '-s', '11', '-q', 'train.svm', 'm']) == 0\n"
+            "rng = np.random.default_rng(0)\n"
+            "X = rng.normal(size=(50, 4))\n"
             "y = np.sign(X[:, 0] + 0.1)\n"
             "fastdual.train(X, y, loss='logistic', solver='sdca')\n"
+            "m = fastdual.train(X, y, loss='logistic', solver='newton', linear_solver='direct')\n"
+            "assert m.converged_\n"
+            "from fastdual.solvers.common import OWN_CHOLESKY_MAX, solve_spd\n"
+            "B = rng.normal(size=(OWN_CHOLESKY_MAX, OWN_CHOLESKY_MAX))\n"
+            "assert solve_spd(B @ B.T + np.eye(OWN_CHOLESKY_MAX), B[0]) is not None\n"
             "print('scipy.linalg' in sys.modules)\n"
-            "fastdual.train(X, y, loss='logistic', solver='newton')\n"
+            "X = rng.normal(size=(3000, 40))\n"
+            "y = np.sign(X[:, 0] + 0.1)\n"
+            "fastdual.train(X, y, loss='logistic', solver='newton', linear_solver='direct')\n"
             "print('scipy.linalg' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=120, env=_OUTSIDE)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-2:] == ["False", "True"]
+    # (the last problem's Hessian is formed by blocks, the small ones' scattered)
+    from fastdual._problem import build_problem
+    from fastdual.solvers import newton
+    for n, d, blocks in ((50, 4, False), (3000, 40, True)):
+        labels = np.where(np.arange(n) % 2, 1.0, -1.0)
+        problem = build_problem(np.ones((n, d)), labels, loss="logistic", alpha=1.0,
+                                C=None, l1_ratio=0.0, fit_intercept=True, intercept_scaling=1.0,
+                                sample_weight=None, loss_params={})
+        assert newton.by_blocks(*newton.hessian_costs(problem)[:2]) == blocks
 
 
 def test_installed_train_and_predict_scripts(tmp_path):

@@ -43,7 +43,7 @@ def test_the_passes_match_numpy(loss, sparse):
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, out)
     np.testing.assert_allclose(out, A.T @ slope, rtol=1e-12, atol=1e-12)
     H = np.empty((6, 6))
-    _gram.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
+    _rows.hessian_matrix(*problem.X.kernel_args, 60, 5, 2.0, curve, H)
     np.testing.assert_allclose(H, np.triu(A.T @ (curve[:, None] * A)), rtol=1e-12, atol=1e-12)
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
@@ -70,23 +70,28 @@ def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
     A = np.column_stack([X.toarray() if sparse else X, np.full(n, bias)]).astype(np.float64)
     expected = np.triu(A.T @ (curve[:, None] * A))
     scattered, blocked = np.empty((d + 1, d + 1)), np.full((d + 1, d + 1), np.nan)
-    _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, scattered)
-    _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
-                         np.full((rows, d + 1), np.nan))
+    _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, scattered)
+    _gram.blocked_hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+                                 np.full((rows, d + 1), np.nan))
     scale = np.abs(expected).max()
     np.testing.assert_allclose(np.triu(blocked), expected, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(np.triu(scattered), expected, rtol=0, atol=1e-12 * scale)
     # (Newton mirrors the upper triangle onto a lower one it reads as zeros)
     assert not np.any(np.tril(blocked, -1)) and not np.any(np.tril(scattered, -1))
     with pytest.raises(ValueError, match="columns"):
-        _gram.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
-                             np.empty((4, d)))
+        _gram.blocked_hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,
+                                     np.empty((4, d)))
+    with pytest.raises(ValueError, match="out must be"):
+        _rows.hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, np.empty((d, d)))
 
 
-def test_newton_forms_dense_hessians_by_blocks_and_sparse_ones_by_scatter():
+def test_newton_forms_dense_hessians_by_blocks_and_sparse_ones_by_scatter(monkeypatch):
     """The cost model sends dense rows to the blocked Hessian, rows with few of many features
-    to the scattered one; either way Newton's direct steps reach the same optimum."""
+    to the scattered one (here at any size: OWN_HESSIAN_WORK, which keeps small problems
+    scattered, set to 0); either way Newton's direct steps reach the same optimum."""
+    from fastdual.solvers import newton
     from fastdual.solvers.newton import Newton
+    monkeypatch.setattr(newton, "OWN_HESSIAN_WORK", 0.0)
     rng = np.random.default_rng(5)
     X = rng.standard_normal((400, 30))
     y = np.where(X @ rng.standard_normal(30) + 0.5 * rng.standard_normal(400) > 0, 1.0, -1.0)
@@ -334,7 +339,8 @@ def test_a_newton_epoch_reports_the_passes_it_made(monkeypatch, linear_solver, l
     driver = Newton(problem, {"max_cg": 250, "linear_solver": linear_solver}, 0)
     calls = []
     for module, name in [(_rows, "margins"), (_rows, "transpose_times"),
-                         (_rows, "hessian_vector"), (_gram, "hessian_matrix")]:
+                         (_rows, "hessian_vector"), (_rows, "hessian_matrix"),
+                         (_gram, "blocked_hessian_matrix")]:
         original = getattr(module, name)
         monkeypatch.setattr(module, name,
                             lambda *a, _f=original, _n=name: calls.append(_n) or _f(*a))

@@ -1,16 +1,19 @@
-"""The penalty's absolute sum, compared in line searches and extrapolations, by _core.reduce
-(by index) and not scipy's dasum, whose OpenBLAS kernel sums in an order that depends on where
-the vector starts in memory: a training is the same bit for bit from one run to the next
-(docs/math.md Sec. 8, "Reproducible sums")."""
+"""_core.linalg: the penalty's sums, compared in line searches and extrapolations, by index and
+not by scipy's BLAS, whose OpenBLAS kernels sum in an order that depends on where the vector
+starts in memory: a training is the same bit for bit from one run to the next (docs/math.md
+Sec. 8, "Reproducible sums"); the level-1 operations of Newton's conjugate gradient and the
+Cholesky solve of the Newton-type steps, against numpy, math.fsum and scipy."""
 import math
 import os
 import sys
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import fastdual
-from fastdual._core import reduce
+from fastdual._core import linalg
+from fastdual.solvers.common import OWN_CHOLESKY_MAX, solve_spd
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:
@@ -32,7 +35,7 @@ def at_offset(values, offset):
 def test_the_absolute_sum_is_exact_to_rounding_and_the_same_at_every_alignment(n):
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n) * rng.lognormal(0.0, 3.0, n)
-    results = {reduce.asum(at_offset(a, offset)) for offset in range(8)}
+    results = {linalg.asum(at_offset(a, offset)) for offset in range(8)}
     assert len(results) == 1
     exact = math.fsum(np.abs(a))
     assert results.pop() == pytest.approx(exact, rel=n * np.finfo(float).eps + 1e-300)
@@ -55,6 +58,70 @@ def test_the_penalty_is_the_same_at_every_alignment(free_last, l2):
             exact = (0.5 * l2 * (math.fsum(w * w) - last * last)
                      + 0.7 * (math.fsum(np.abs(w)) - last))
             assert values.pop() == pytest.approx(exact, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 7, 292, 1001])
+def test_dot_nrm2_and_axpy(n):
+    rng = np.random.default_rng(n + 10)
+    a = rng.standard_normal(n) * rng.lognormal(0.0, 3.0, n)
+    b = rng.standard_normal(n)
+    eps = np.finfo(float).eps
+    results = {linalg.dot(at_offset(a, i), at_offset(b, j)) for i in range(4) for j in range(4)}
+    assert len(results) == 1
+    assert results.pop() == pytest.approx(math.fsum(a * b),
+                                          abs=n * eps * math.fsum(np.abs(a * b)) + 1e-300)
+    exact = math.sqrt(math.fsum(a * a))
+    assert linalg.nrm2(a) == pytest.approx(exact, rel=n * eps + 1e-300)
+    # the scaled sum where the squares overflow or underflow (dnrm2's guard)
+    for scale in (1e200, 1e-200, 1e300):
+        assert linalg.nrm2(a * scale) == pytest.approx(exact * scale, rel=n * eps + 1e-300)
+    y = b.copy()
+    linalg.axpy(-0.7, a, y)
+    np.testing.assert_array_equal(y, b + (-0.7) * a)
+    with pytest.raises(ValueError, match="lengths differ"):
+        linalg.dot(a, np.ones(n + 1))
+    with pytest.raises(ValueError, match="lengths differ"):
+        linalg.axpy(1.0, a, np.ones(n + 1))
+
+
+def test_nrm2_of_non_finite_entries():
+    assert linalg.nrm2(np.array([1.0, np.inf])) == np.inf
+    assert np.isnan(linalg.nrm2(np.array([1.0, np.nan])))
+    assert linalg.nrm2(np.zeros(5)) == 0.0
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 40, OWN_CHOLESKY_MAX, OWN_CHOLESKY_MAX + 1])
+def test_the_cholesky_solve_against_scipy(m):
+    """cholesky_solve (and solve_spd, by it up to OWN_CHOLESKY_MAX unknowns and by LAPACK
+    above) solves a positive definite system as scipy's solve does, reading the upper triangle
+    only (the strict lower one here is garbage)."""
+    rng = np.random.default_rng(m)
+    B = rng.standard_normal((m, m + 3))
+    A = B @ B.T + 1e-3 * np.eye(m)
+    b = rng.standard_normal(m)
+    expected = scipy.linalg.solve(A, b, assume_a="pos")
+    cond = np.linalg.cond(A)
+    garbage = np.triu(A) + np.tril(rng.standard_normal((m, m)), -1)
+    x = b.copy()
+    assert linalg.cholesky_solve(garbage.copy(), x)
+    np.testing.assert_allclose(x, expected, rtol=0, atol=1e-13 * cond * np.abs(expected).max())
+    x = solve_spd(garbage.copy(), b)
+    np.testing.assert_allclose(x, expected, rtol=0, atol=1e-13 * cond * np.abs(expected).max())
+
+
+def test_the_cholesky_solve_refuses_what_is_not_positive_definite():
+    indefinite = np.array([[1.0, 2.0], [2.0, 1.0]])
+    singular = np.array([[1.0, 1.0], [1.0, 1.0]])
+    with_nan = np.array([[1.0, np.nan], [np.nan, 1.0]])
+    for A in (indefinite, singular, with_nan, -np.eye(3)):
+        assert not linalg.cholesky_solve(A.copy(), np.ones(A.shape[0]))
+        assert solve_spd(A.copy(), np.ones(A.shape[0])) is None
+    big = -np.eye(OWN_CHOLESKY_MAX + 1)                     # (LAPACK's branch)
+    assert solve_spd(big, np.ones(OWN_CHOLESKY_MAX + 1)) is None
+    assert solve_spd(np.eye(2), np.array([1.0, np.nan])) is None    # not a finite solution
+    assert linalg.cholesky_solve(np.empty((0, 0)), np.empty(0))
+    with pytest.raises(ValueError, match="square"):
+        linalg.cholesky_solve(np.eye(3), np.ones(2))
 
 
 def test_cd_is_the_same_model_bit_for_bit_in_every_run():

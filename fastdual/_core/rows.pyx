@@ -2,9 +2,9 @@
 """Whole passes over a matrix in the row-access layout of rows.pxd, for the Python layer: the
 structure check and squared row norms (once per training call), and the shared row passes every
 layer above reads X through: margins X w, transpose products X^T c (and X^T diag(c) over
-squares, the Hessian's diagonal) and the Hessian-vector product X^T diag(c) X v (the Hessian
-matrix itself, which needs BLAS, is gram.pyx's). The intercept feature of value `bias` is the
-last entry of w."""
+squares, the Hessian's diagonal), the Hessian-vector product X^T diag(c) X v and the Hessian
+matrix by scattered products (its blocked form, which needs BLAS, is gram.pyx's). The intercept
+feature of value `bias` is the last entry of w."""
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
@@ -277,3 +277,38 @@ def hessian_vector(const floating[::1] data, const int[::1] indices, const int[:
             t = curve[i] * (row_dot(x, ind, start, end, &v[0]) + bias * v[n_features])
             row_axpy(x, ind, start, end, t, &out[0])
             out[n_features] += t * bias
+
+
+def hessian_matrix(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                   Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
+                   const double[::1] curve, double[:, ::1] out):
+    """The upper triangle of X^T diag(curve) X ((n_features + 1)^2, intercept last; curve >= 0;
+    the strict lower triangle is left zero): for each row, curve_i times the products of its
+    stored entries, O(sum_i nnz_i^2 / 2) scattered multiply-adds and no BLAS (gram.pyx's
+    blocked form is the faster on dense or nearly dense rows; newton.hessian_costs chooses)."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, start, end, k, m, a, b, last = n_features, stride = n_features + 1
+    cdef double c, xk
+    cdef double* H = &out[0, 0]
+    if out.shape[0] != stride or out.shape[1] != stride:
+        raise ValueError(f"out must be {stride} x {stride}")
+    with nogil:
+        out[:, :] = 0.0
+        for i in range(n_samples):
+            c = curve[i]
+            if c == 0.0:
+                continue
+            row_range(ptr, i, n_features, &start, &end)
+            for k in range(start, end):
+                xk = c * x[k]
+                a = ind[k] if ind != NULL else k - start
+                for m in range(k, end):
+                    b = ind[m] if ind != NULL else m - start
+                    if a <= b:
+                        H[a * stride + b] += xk * x[m]
+                    else:
+                        H[b * stride + a] += xk * x[m]
+                H[a * stride + last] += xk * bias
+            H[last * stride + last] += c * bias * bias

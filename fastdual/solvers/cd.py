@@ -30,7 +30,7 @@ import numpy as np
 from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
 from fastdual.solvers import _cd, _newton
-from fastdual.solvers.common import Option, penalty
+from fastdual.solvers.common import Option, penalty, solve_spd
 
 P0 = 10             # the first working set's size (and the smallest)
 INNER_TOL = 0.3     # sweep the working set until its violation is below this times the outer one
@@ -309,7 +309,6 @@ class CD:
         once. A support above SUPPORT_SIZE is stepped on its block (_support_block), the
         other weights held. Returns the work in entries of X (the factorisation's
         multiply-adds counted at FACTOR_ENTRIES each)."""
-        from scipy.linalg import LinAlgError, cho_factor, cho_solve   # (newton.py)
         problem = self.problem
         n, d = problem.n_samples, problem.n_features
         size = d + 1 if problem.bias else d
@@ -333,14 +332,11 @@ class CD:
         signs = np.sign(start)
         gradient += problem.l2 * start + problem.l1 * signs
         hessian[np.diag_indices(m)] += problem.l2 + self.damping * self.floor[support]
-        try:
-            # (hessian is symmetric: its transpose is the same matrix in Fortran order, which
-            # LAPACK factors in place; the C-ordered array itself would be copied first)
-            factor = cho_factor(hessian.T, lower=True, overwrite_a=True, check_finite=False)
-        except LinAlgError:
+        step = solve_spd(hessian, gradient)
+        if step is None:
             self._damp(False)
             return work
-        step = -cho_solve(factor, gradient, check_finite=False)
+        np.negative(step, out=step)
         slope = float(gradient @ step)
         if not slope < 0.0:
             self._damp(False)

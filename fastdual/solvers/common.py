@@ -1,11 +1,16 @@
 """What more than one driver uses: the declaration of a solver option, the soft threshold
-(grad g* for the elastic net), the penalty of a primal point and the pure-l1 continuation test
-(seed 000 Sec. 3.1, seed 002 Sec. 3)."""
+(grad g* for the elastic net), the penalty of a primal point, the pure-l1 continuation test
+(seed 000 Sec. 3.1, seed 002 Sec. 3) and the Cholesky solve of the Newton-type steps."""
 from dataclasses import dataclass
 
 import numpy as np
 
-from fastdual._core.reduce import asum
+from fastdual._core.linalg import asum, cholesky_solve, dot
+
+# Systems of at most this many unknowns are solved by _core.linalg's unblocked Cholesky (at most
+# 128^3 / 3 = 0.7 M multiply-adds); larger ones by LAPACK's blocked one through scipy.linalg,
+# imported then (about 0.05 s, once per process: more than the small solves cost).
+OWN_CHOLESKY_MAX = 128
 
 
 @dataclass(frozen=True)
@@ -44,13 +49,10 @@ def soft_threshold(v, kappa):
 
 def penalty(w, l2, l1, free_last):
     """l2/2 ||w||^2 + l1 ||w||_1 over the entries of w (float64, contiguous) but the last when
-    it is a free intercept's, without a temporary of w's length: by BLAS's ddot and
-    _core.reduce's absolute sum (scipy's dasum sums in an order that depends on where w lies in
-    memory, and a line search compares these values). scipy.linalg is imported here, where it
-    is used, so that importing fastdual does not import it (newton.py)."""
-    from scipy.linalg.blas import ddot
+    it is a free intercept's, without a temporary of w's length: by _core.linalg's sums, the
+    same bits wherever w lies in memory (a line search compares these values)."""
     last = w[-1] if free_last else 0.0
-    value = 0.5 * l2 * (ddot(w, w) - last * last)
+    value = 0.5 * l2 * (dot(w, w) - last * last)
     if l1:
         value += l1 * (asum(w) - abs(last))
     return value
@@ -63,3 +65,24 @@ def helper_can_shrink(problem, checkpoint, working_l2):
     w = checkpoint.w
     primal, dual = problem.primal_dual(w, checkpoint.duals, l2=working_l2)
     return primal - dual <= 0.25 * working_l2 * float(w @ w)
+
+
+def solve_spd(A, b):
+    """x with A x = b for a symmetric positive definite A (float64, C-contiguous; its upper
+    triangle and diagonal are read, and A is overwritten by the factorisation), or None when A
+    is not positive definite to working precision or x is not finite. By _core.linalg's
+    Cholesky up to OWN_CHOLESKY_MAX unknowns, by LAPACK's (scipy.linalg) above."""
+    if b.shape[0] <= OWN_CHOLESKY_MAX:
+        x = np.array(b, dtype=np.float64)
+        if not cholesky_solve(A, x):
+            return None
+    else:
+        from scipy.linalg import LinAlgError, cho_factor, cho_solve
+        try:
+            # (A's transpose is the same matrix in Fortran order, which LAPACK factors in place
+            # from its lower triangle: A's upper; the C-ordered A itself would be copied first)
+            factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
+        except LinAlgError:
+            return None
+        x = cho_solve(factor, b, check_finite=False)
+    return x if np.all(np.isfinite(x)) else None

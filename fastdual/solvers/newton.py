@@ -10,12 +10,13 @@ margins.
 import numpy as np
 
 from fastdual._core import rows as _rows
+from fastdual._core.linalg import axpy, dot, nrm2
 from fastdual.solvers import _newton
-from fastdual.solvers.common import Option, penalty, soft_threshold
+from fastdual.solvers.common import Option, penalty, soft_threshold, solve_spd
 
-# scipy.linalg (BLAS's level-1 calls, Cholesky, gram.pyx's rank-k update) is imported by the
-# methods that use it, not with this module: importing fastdual stays free of it (about 0.05 s
-# of every process's start-up; docs/benchmarks.md N).
+# scipy.linalg (LAPACK's Cholesky above common.OWN_CHOLESKY_MAX unknowns, gram.pyx's rank-k
+# update) is imported only where it is used: importing fastdual, and a Newton run on a small
+# problem, stay free of it (about 0.05 s of a process's start-up; docs/benchmarks.md N).
 
 ARMIJO = 1e-4
 PRECONDITIONER_MIX = 0.1
@@ -30,12 +31,16 @@ DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
 DIRECT_MAX_FEATURES = 2000
 # Forming the Hessian: a stored pair of a row's entries costs one scattered multiply-add
-# (gram.hessian_matrix without a block); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
+# (rows.hessian_matrix); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
 # gathered dense does (d + 1)^2 / 2 per row at about BLAS_SPEEDUP times that speed (measured on
 # ijcnn1, satimage, a9a, mushrooms, w8a and dense Gaussian sets; docs/math.md, 4f): the
 # blocks are used when they cost less.
 HESSIAN_BLOCK_ROWS = 64
 BLAS_SPEEDUP = 7.0
+# ... but only where the scattered form costs more than this many multiply-adds (a couple of
+# milliseconds a step): the blocks need scipy.linalg's BLAS, whose import (about 0.05 s, once
+# per process) costs more than ten such steps.
+OWN_HESSIAN_WORK = 2e6
 
 
 def hessian_costs(problem):
@@ -53,14 +58,21 @@ def hessian_costs(problem):
 
 
 def direct_pays(problem, costs=None):
-    """linear_solver="auto"'s choice: whether forming the Hessian (the cheaper way) and
+    """linear_solver="auto"'s choice: whether forming the Hessian (as by_blocks says) and
     factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES).
     costs: hessian_costs(problem) if the caller has them."""
     d1 = problem.n_features + 1
     if d1 > DIRECT_MAX_FEATURES:
         return False
     scattered, blocked, nnz = hessian_costs(problem) if costs is None else costs
-    return min(scattered, blocked) + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+    forming = blocked if by_blocks(scattered, blocked) else scattered
+    return forming + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+
+
+def by_blocks(scattered, blocked):
+    """Whether the Hessian is formed by BLAS's blocks (gram.pyx) rather than scattered
+    (rows.hessian_matrix): where they cost less, unless the scattered form is cheap anyway."""
+    return blocked < scattered and scattered > OWN_HESSIAN_WORK
 
 
 class Newton:
@@ -96,8 +108,7 @@ class Newton:
         self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
         self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
         if self.direct:
-            scattered, blocked, _ = costs
-            if blocked < scattered:
+            if by_blocks(*costs[:2]):
                 self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d + 1))
         self.z = np.empty(n)
         self.fresh_margins = False
@@ -126,9 +137,8 @@ class Newton:
     def _add_l2(self, v, out):
         """out += l2 p * v in place (p_j = 1, 0 on a free intercept's entry): the penalty's
         gradient and Hessian-vector term, without a temporary d-vector."""
-        from scipy.linalg.blas import daxpy
         l2 = self.problem.l2
-        daxpy(v, out, a=l2)
+        axpy(l2, v, out)
         if self.free_last:
             out[-1] -= l2 * v[-1]
         return out
@@ -145,13 +155,17 @@ class Newton:
     def _direct_step(self, gradient, free):
         """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
         mirrored) and factored by Cholesky; None if H is not positive definite there."""
-        from scipy.linalg import cho_factor, cho_solve
-        from fastdual._core.gram import hessian_matrix
         problem = self.problem
         H = self.hessian
         self.passes += 1
-        hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
-                       problem.bias, self.curve, H, self.hessian_block)
+        if self.hessian_block is None:
+            _rows.hessian_matrix(*problem.X.kernel_args, problem.n_samples, problem.n_features,
+                                 problem.bias, self.curve, H)
+        else:
+            from fastdual._core.gram import blocked_hessian_matrix
+            blocked_hessian_matrix(*problem.X.kernel_args, problem.n_samples,
+                                   problem.n_features, problem.bias, self.curve, H,
+                                   self.hessian_block)
         H /= problem.n_samples
         H += np.triu(H, 1).T                 # the full symmetric matrix
         H[np.diag_indices_from(H)] += problem.l2
@@ -159,13 +173,17 @@ class Newton:
             H[-1, -1] -= problem.l2
             if not H[-1, -1] > 0.0:       # no margin with curvature: as in _cg_step
                 H[-1, -1] = problem.l2
-        index = np.flatnonzero(free) if free is not None else slice(None)
-        try:
-            factor = cho_factor(H[np.ix_(index, index)] if free is not None else H)
-        except np.linalg.LinAlgError:
+        if free is None:
+            solution = solve_spd(H, gradient)
+        else:
+            index = np.flatnonzero(free)
+            solution = solve_spd(H[np.ix_(index, index)], gradient[index])
+        if solution is None:
             return None
+        if free is None:
+            return np.negative(solution, out=solution)
         step = np.zeros_like(gradient)
-        step[index] = -cho_solve(factor, gradient[index])
+        step[index] = -solution
         return step
 
     def _cg_step(self, gradient, free, norm):
@@ -175,7 +193,6 @@ class Newton:
         PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f). Six d-vectors besides w and g: the
         step, the residual, the direction, its image H d (the buffer), the preconditioner and
         the preconditioned residual, all updated in place."""
-        from scipy.linalg.blas import daxpy, ddot, dnrm2
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
         self.passes += 1
@@ -198,25 +215,25 @@ class Newton:
         residual = -gradient
         z = residual / precond
         direction = z.copy()
-        rz = ddot(residual, z)
+        rz = dot(residual, z)
         for _ in range(self.max_cg):
             hd = self._hessian_times(direction)
             if damp_last:
                 hd[-1] += l2 * direction[-1]
             if free is not None:
                 hd[~free] = 0.0
-            curvature = ddot(direction, hd)
+            curvature = dot(direction, hd)
             if not curvature > 0.0:          # flat or not convex along it: stop here
                 if not np.any(step):
                     step[:] = residual       # (no progress yet: steepest descent)
                 break
             alpha = rz / curvature
-            daxpy(direction, step, a=alpha)
-            daxpy(hd, residual, a=-alpha)
-            if dnrm2(residual) <= forcing:
+            axpy(alpha, direction, step)
+            axpy(-alpha, hd, residual)
+            if nrm2(residual) <= forcing:
                 break
             np.divide(residual, precond, out=z)
-            rz_next = ddot(residual, z)
+            rz_next = dot(residual, z)
             direction *= rz_next / rz
             direction += z
             rz = rz_next
@@ -232,7 +249,6 @@ class Newton:
         return self.passes - start
 
     def _iterate(self):
-        from scipy.linalg.blas import ddot, dnrm2
         problem = self.problem
         n = problem.n_samples
         y, c, loss = problem.y, problem.sample_weight, problem.loss
@@ -263,13 +279,13 @@ class Newton:
             orthant = np.where(w != 0, np.sign(w), -np.sign(gradient))
             free = orthant != 0
             del lam
-        norm = dnrm2(gradient)
+        norm = nrm2(gradient)
         if not norm > 0.0:
             return
         step = self._direct_step(gradient, free) if self.direct else None
         if step is None:
             step = self._cg_step(gradient, free, norm)
-        slope = ddot(gradient, step)
+        slope = dot(gradient, step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
         self._margins(step, self.dz)
