@@ -420,3 +420,29 @@ def test_threads_sharing_a_matrix_fill_its_caches_once(monkeypatch):
     again = pickle.loads(pickle.dumps(matrix))
     np.testing.assert_array_equal(again.squared_norms(1.0), matrix.squared_norms(1.0))
     assert len(calls) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_rows=st.integers(1, 12), n_features=st.integers(1, 9), density=st.floats(0.0, 1.0),
+       float32=st.booleans(), shuffle=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_the_column_layout_is_scipys_csc(n_rows, n_features, density, float32, shuffle, seed):
+    """rows.csr_columns (the column view of a CSR X, without scipy) is scipy's tocsc: the same
+    values, row indices ascending in each column, column starts; rows given unsorted too, empty
+    rows and columns, float32 kept float32."""
+    rng = np.random.default_rng(seed)
+    dense = rng.standard_normal((n_rows, n_features)) * (rng.random((n_rows, n_features))
+                                                           < density)
+    X = sp.csr_matrix(dense.astype(np.float32 if float32 else np.float64))
+    if shuffle:         # each row's entries in another order: a valid, unsorted CSR
+        order = np.concatenate([rng.permutation(np.arange(a, b))
+                                for a, b in zip(X.indptr[:-1], X.indptr[1:])] + [[]])
+        order = order.astype(np.int64)
+        X = sp.csr_matrix((X.data[order], X.indices[order], X.indptr), shape=X.shape)
+    values, rows, starts = _rows.csr_columns(X.data, X.indices.astype(np.int32),
+                                             X.indptr.astype(np.int32), n_rows, n_features)
+    expected = X.tocsc()
+    expected.sort_indices()
+    assert values.dtype == X.dtype and rows.dtype == np.int32 and starts.dtype == np.int32
+    np.testing.assert_array_equal(starts, expected.indptr)
+    np.testing.assert_array_equal(rows, expected.indices)
+    np.testing.assert_array_equal(values, expected.data)

@@ -312,3 +312,34 @@ def hessian_matrix(const floating[::1] data, const int[::1] indices, const int[:
                         H[b * stride + a] += xk * x[m]
                 H[a * stride + last] += xk * bias
             H[last * stride + last] += c * bias * bias
+
+
+def csr_columns(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                Py_ssize_t n_samples, Py_ssize_t n_features):
+    """X's columns (CSC: values, row indices ascending within each column, column starts; int32)
+    from its valid CSR rows, by one counting pass and one scatter pass over the entries: the
+    column layout of the column kernels (_validation.Matrix.columns), without scipy."""
+    cdef Py_ssize_t nnz = indptr[n_samples] if n_samples > 0 else 0
+    dtype = np.float32 if floating is float else np.float64
+    values = np.empty(nnz, dtype=dtype)
+    rows_of = np.empty(nnz, dtype=np.int32)
+    starts = np.zeros(n_features + 1, dtype=np.int32)
+    cdef floating[::1] out = values
+    cdef int[::1] out_rows = rows_of
+    cdef int[::1] ptr = starts
+    cdef Py_ssize_t i, k, j, position
+    cdef int[::1] fill = np.empty(n_features, dtype=np.int32)
+    with nogil:
+        for k in range(nnz):
+            ptr[indices[k] + 1] += 1
+        for j in range(n_features):
+            ptr[j + 1] += ptr[j]
+            fill[j] = ptr[j]
+        for i in range(n_samples):
+            for k in range(indptr[i], indptr[i + 1]):
+                j = indices[k]
+                position = fill[j]
+                out[position] = data[k]
+                out_rows[position] = <int>i
+                fill[j] = <int>(position + 1)
+    return values, rows_of, starts
