@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import fastdual
 from fastdual.cli import main
@@ -513,6 +514,16 @@ def test_the_data_reader_reads_as_scikit_learns(tmp_path):
     assert X.shape == X_ref.shape and (X != X_ref).nnz == 0
     X, _ = _read_libsvm(str(tmp_path / "f.svm"), n_features=2)
     assert X.shape == (7, 2) and (X != X_ref[:, :2]).nnz == 0
+    # the rows that train and predict take (no scipy matrix): the same entries, the features
+    # above n_features dropped or the missing ones added as empty columns
+    for n_features in (None, 2, 5, 7, 9):
+        rows, y_rows = _read_libsvm(str(tmp_path / "f.svm"), n_features=n_features, rows=True)
+        width = X_ref.shape[1] if n_features is None else n_features
+        expected = sp.csr_matrix(X_ref[:, :width], shape=(7, width))
+        np.testing.assert_array_equal(y_rows, y_ref)
+        assert (rows.n_samples, rows.n_features) == (7, width)
+        got = sp.csr_matrix((rows.data, rows.indices, rows.indptr), shape=(7, width))
+        assert (got != expected).nnz == 0
 
 
 def _plain_libsvm_text(draw):
@@ -593,14 +604,16 @@ def test_the_one_pass_reader_leaves_the_rest_to_the_checked_one(text, tmp_path):
 
 def test_import_and_predict_load_no_training_code(tmp_path):
     """`import fastdual` and `fastdual predict` import neither scikit-learn nor the training
-    code (the public names are loaded when first used)."""
+    code (the public names are loaded when first used), nor scipy.sparse (the test file's rows
+    are read as the validated rows that predict takes)."""
     data = _labelled(tmp_path, "d.svm", 2)
     assert main(["train", "-q", str(data), str(tmp_path / "m")]) == 0
     script = ("import sys, fastdual; from fastdual.cli import main; "
               f"assert main(['predict', '-q', {str(data)!r}, {str(tmp_path / 'm')!r}, "
               f"{str(tmp_path / 'o')!r}]) == 0; "
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn' or m in "
-              "('fastdual._api', 'fastdual._fit', 'fastdual._loop', 'fastdual.solvers')))")
+              "('fastdual._api', 'fastdual._fit', 'fastdual._loop', 'fastdual.solvers', "
+              "'scipy.sparse')))")
     # (from another directory, the fastdual these tests import: not the uncompiled sources that
     # the repository root would put first on sys.path)
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(fastdual.__file__))}
