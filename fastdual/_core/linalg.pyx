@@ -14,6 +14,8 @@ cholesky_solve is for the small systems (solvers.common.OWN_CHOLESKY_MAX unknown
 go to LAPACK through scipy.linalg, whose blocked factorisation is the faster there."""
 from libc.math cimport fabs, isfinite, sqrt
 
+from fastdual._core.rows cimport row_dot
+
 
 def asum(const double[::1] a):
     """sum_k |a_k|."""
@@ -32,19 +34,9 @@ def asum(const double[::1] a):
     return (s0 + s1) + (s2 + s3)
 
 
-cdef double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef Py_ssize_t k = 0
-    while k + 4 <= n:
-        s0 += a[k] * b[k]
-        s1 += a[k + 1] * b[k + 1]
-        s2 += a[k + 2] * b[k + 2]
-        s3 += a[k + 3] * b[k + 3]
-        k += 4
-    while k < n:
-        s0 += a[k] * b[k]
-        k += 1
-    return (s0 + s1) + (s2 + s3)
+cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+    """sum_k a_k b_k by rows.pxd's dense row product (four partial sums by index)."""
+    return row_dot(a, NULL, 0, n, b)
 
 
 def dot(const double[::1] a, const double[::1] b):
