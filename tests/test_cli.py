@@ -106,6 +106,28 @@ def test_small_problems_do_not_import_scipy_linalg(tmp_path):
         assert newton.by_blocks(*newton.hessian_costs(problem)[:2]) == blocks
 
 
+def test_training_on_numpy_arrays_imports_no_scipy(tmp_path):
+    """A training on a numpy X (small enough for fastdual's own Cholesky) needs numpy alone:
+    SDCA, Newton, cd on pure l1, Crammer-Singer and the multinomial import no scipy module."""
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "import fastdual\n"
+            "rng = np.random.default_rng(0)\n"
+            "X = rng.random((100, 5))\n"
+            "y = np.where(rng.standard_normal(100) > 0, 1.0, -1.0)\n"
+            "for options in (dict(loss='hinge'), dict(loss='logistic', solver='newton'),\n"
+            "                dict(loss='squared_hinge', l1_ratio=1.0, solver='cd')):\n"
+            "    assert fastdual.train(X, y, **options).converged_\n"
+            "for strategy in ('crammer_singer', 'multinomial'):\n"
+            "    fastdual.train(X, np.arange(100) % 3, multiclass=strategy,\n"
+            "                   loss='hinge' if strategy == 'crammer_singer' else 'logistic')\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env=_OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("s", [2, 5, 11])
 def test_a_plain_training_reads_rows_without_scipy_sparse_and_trains_the_same_model(
         tmp_path, monkeypatch, s):
