@@ -70,15 +70,17 @@ INT_LIMIT = 2 ** 31          # LIBLINEAR's feature indices are C ints
 
 # -- LIBSVM data files ---------------------------------------------------------------------------
 
-def _read_libsvm(path, n_features=None, rows=False):
+def _read_libsvm(path, n_features=None):
     """(X, y) of a LIBSVM file (`label index:value ...`, 1-based ascending indices, `#` comments,
-    an optional `qid:` ignored). With n_features, the features above it are dropped
-    (LIBLINEAR's predict ignores them). Plain files are read in one pass over their bytes
-    (_core/text.pyx: parse_libsvm); the others, comments, qids and every file it refuses, by
-    _parse_checked, which names the first line it cannot read. X is a scipy CSR matrix, or with
-    `rows` the validated rows that train and predict take (_validation.csr_rows): a plain
-    training or a prediction never imports scipy.sparse, about 0.15 s of the process."""
+    an optional `qid:` ignored). With n_features, X has that many columns: the features above
+    it are dropped (LIBLINEAR's predict ignores them). Plain files are read in one pass over
+    their bytes (_core/text.pyx: parse_libsvm); the others, comments, qids and every file it
+    refuses, by _parse_checked, which names the first line it cannot read. X is the validated
+    rows that training, cross-validation (folds by Matrix.take_rows) and predict take
+    (_validation.csr_rows, the checks of a scipy CSR X): the command line never imports
+    scipy.sparse, about 0.15 s of a process."""
     from fastdual._core.text import parse_libsvm
+    from fastdual._validation import csr_rows
 
     try:
         with open(path, "rb") as handle:
@@ -88,23 +90,16 @@ def _read_libsvm(path, n_features=None, rows=False):
     parsed = parse_libsvm(content, INT_LIMIT)
     y, values, indices, indptr, d = (parsed if parsed is not None
                                      else _parse_checked(path, content))
-    if rows:
-        from fastdual._validation import csr_rows
-        if n_features is not None and d > n_features:
-            keep = indices < n_features
-            row = np.repeat(np.arange(y.shape[0]), np.diff(indptr))
-            kept = np.bincount(row[keep], minlength=y.shape[0])
-            indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int32)
-            values, indices, d = values[keep], indices[keep], n_features
-        try:
-            return csr_rows(values, indices, indptr, max(d, n_features or 0)), y
-        except (ValueError, TypeError) as exc:
-            raise _Failure(str(exc)) from None
-    import scipy.sparse as sp
-    X = sp.csr_matrix((values, indices, indptr), shape=(y.shape[0], max(d, n_features or 0)))
     if n_features is not None and d > n_features:
-        X = X[:, :n_features]
-    return X, y
+        keep = indices < n_features
+        row = np.repeat(np.arange(y.shape[0]), np.diff(indptr))
+        kept = np.bincount(row[keep], minlength=y.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int32)
+        values, indices, d = values[keep], indices[keep], n_features
+    try:
+        return csr_rows(values, indices, indptr, max(d, n_features or 0)), y
+    except (ValueError, TypeError) as exc:
+        raise _Failure(str(exc)) from None
 
 
 def _parse_checked(path, content):
@@ -231,8 +226,7 @@ def _train(args):
     import fastdual
     from fastdual.losses import get_loss_spec
 
-    # (cross-validation and the search of C select rows of X: scipy's CSR)
-    X, y = _read_libsvm(args.training_set_file, rows=not (args.find_C or args.v))
+    X, y = _read_libsvm(args.training_set_file)
     loss, l1_ratio, multiclass = LIBLINEAR_TYPES[args.s]
     factor = 1.0
     if args.loss is not None:
@@ -359,17 +353,17 @@ def _check_folds(n_folds, n):
 def _cross_validation(args, X, y, options, regression):
     """-v n: n-fold cross-validation with LIBLINEAR's output lines."""
     import fastdual
-    n = X.shape[0]
+    n = X.n_samples
     folds = _folds(n, _check_folds(args.v, n), args.seed)
     target = np.empty(n)
     for test in folds:
         keep = np.ones(n, dtype=bool)
         keep[test] = False
         try:
-            model = fastdual.train(X[keep], y[keep], **options)
+            model = fastdual.train(X.take_rows(np.flatnonzero(keep)), y[keep], **options)
         except (ValueError, TypeError) as exc:
             raise _Failure(str(exc)) from None
-        target[test] = model.predict(X[test])
+        target[test] = model.predict(X.take_rows(test))
     if regression:
         print(f"Cross Validation Mean squared error = {np.mean((target - y) ** 2):g}")
         print(f"Cross Validation Squared correlation coefficient = "
@@ -394,7 +388,7 @@ def _find_parameters(args, X, y, options, regression, factor):
     fold warm-started from the previous C; a C at which the folds' previous models are still
     within -e of the optimum counts as unchanged, and 5 of them in a row end the search.
     LIBLINEAR's lines, C as LIBLINEAR's."""
-    n = X.shape[0]
+    n = X.n_samples
     n_folds = _check_folds(args.v or 5, n)
     folds = _folds(n, n_folds, args.seed)
     print(f"Doing parameter search with {n_folds}-fold cross validation.")
@@ -434,8 +428,8 @@ def _find_parameters(args, X, y, options, regression, factor):
 def _start_C(X, y, family, bias, p):
     """LIBLINEAR's calc_start_C: a power of 2 below which the models hardly change (-s 2's rule
     for the squared hinge, -s 11's for the L2-loss SVR, -s 0's for the other types)."""
-    squares = np.asarray(X.multiply(X).sum(axis=1)).ravel() + (bias * bias if bias >= 0 else 0)
-    max_xx, n = float(np.max(squares)), X.shape[0]
+    squares = X.squared_norms(bias if bias >= 0 else 0.0)     # ||x_i||^2 + bias^2
+    max_xx, n = float(np.max(squares)), X.n_samples
     with np.errstate(divide="ignore"):
         if family == "svr":
             excess = np.maximum(np.abs(y) - p, 0.0)
@@ -452,7 +446,7 @@ def _search_C(args, X, y, folds, options, regression, factor, start, max_C, p):
     """One warm-started path of C (LIBLINEAR's find_parameter_C): (best score, its C)."""
     import fastdual
     from fastdual.solvers import takes_warm_start
-    n = X.shape[0]
+    n = X.n_samples
     models = [None] * len(folds)
     best_score, best_C = (np.inf if regression else 0.0), None
     C = min(start, max_C)
@@ -464,7 +458,7 @@ def _search_C(args, X, y, folds, options, regression, factor, start, max_C, p):
         for f, test in enumerate(folds):
             keep = np.ones(n, dtype=bool)
             keep[test] = False
-            X_fold, y_fold = X[keep], y[keep]
+            X_fold, y_fold = X.take_rows(np.flatnonzero(keep)), y[keep]
             previous = models[f]
             if previous is None or not _still_optimal(previous, X_fold, y_fold, factor * C,
                                                       options["tol"], weights):
@@ -476,7 +470,7 @@ def _search_C(args, X, y, folds, options, regression, factor, start, max_C, p):
                 except (ValueError, TypeError) as exc:
                     raise _Failure(str(exc)) from None
                 changed = changed or previous is not None
-            target[test] = models[f].predict(X[test])
+            target[test] = models[f].predict(X.take_rows(test))
         if regression:
             score = float(np.mean((target - y) ** 2))
             if score < best_score:
@@ -531,7 +525,7 @@ def _predict(args):
     if args.b and model.loss != "logistic":
         raise _Failure("probability output is only supported for logistic regression "
                        f"(-s 0, 6, 7); this model's loss is {model.loss!r}")
-    X, y = _read_libsvm(args.test_file, n_features=model.coef_.shape[-1], rows=True)
+    X, y = _read_libsvm(args.test_file, n_features=model.coef_.shape[-1])
     if args.b:
         labels = liblinear_labels(model)
         columns = [int(np.flatnonzero(model.classes_ == label)[0]) for label in labels]

@@ -126,14 +126,13 @@ def cross_validate(X, y, n_folds=5, random_state=0, Cs=None, alphas=None, folds=
     y = np.asarray(y)
     loss = options.pop("loss", DEFAULTS["loss"])
     regression = get_loss_spec(loss).task == "regression"
-    X_rows = X.tocsr() if hasattr(X, "tocsr") else np.asarray(X)
     if alphas is not None:
         grid = _alpha_grid_of(X, y, alphas, loss, options)
     else:
         grid = [None] if Cs is None else sorted(float(C) for C in np.atleast_1d(Cs))
     per_fold = np.empty((len(splits), len(grid)))
     for f, (train_rows, test_rows) in enumerate(splits):
-        X_train, y_train = X_rows[train_rows], y[train_rows]
+        X_train, y_train = matrix.take_rows(train_rows), y[train_rows]
         weights = _fold_weights(options, train_rows)
         if alphas is not None:
             models = path(X_train, y_train, loss=loss, alphas=grid, random_state=seed,
@@ -144,9 +143,9 @@ def cross_validate(X, y, n_folds=5, random_state=0, Cs=None, alphas=None, folds=
             models = regularization_path(X_train, y_train, grid, loss=loss, random_state=seed,
                                          **weights)
         test_weights = _test_weights(options, test_rows)
+        X_test = matrix.take_rows(test_rows)
         for c, model in enumerate(models):
-            per_fold[f, c] = _score(model, X_rows[test_rows], y[test_rows], regression,
-                                    test_weights)
+            per_fold[f, c] = _score(model, X_test, y[test_rows], regression, test_weights)
     means = per_fold.mean(axis=0)
     spread = per_fold.std(axis=0)
     key = "mse" if regression else "accuracy"

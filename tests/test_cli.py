@@ -128,17 +128,25 @@ def test_training_on_numpy_arrays_imports_no_scipy(tmp_path):
     assert result.stdout.strip() == "[]"
 
 
+def _csr(matrix):
+    """The scipy CSR matrix of a _validation.Matrix's rows."""
+    return sp.csr_matrix((matrix.data, matrix.indices, matrix.indptr),
+                         shape=(matrix.n_samples, matrix.n_features))
+
+
 @pytest.mark.parametrize("s", [2, 5, 11])
-def test_a_plain_training_reads_rows_without_scipy_sparse_and_trains_the_same_model(
+def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
         tmp_path, monkeypatch, s):
-    """`train` without -v or -C hands the file's validated rows to fastdual.train
-    (_validation.csr_rows): no scipy.sparse in the process (about 0.15 s of its start-up), the
-    column methods' layout (-s 5, cd) included; the model is the one trained on the scipy CSR
-    matrix of the same file, bit for bit."""
+    """`train` (plain, with -v and with -C) hands the file's validated rows to fastdual.train
+    (_validation.csr_rows; folds by Matrix.take_rows): no scipy.sparse in the process (about
+    0.15 s of its start-up), the column methods' layout (-s 5, cd) included; the model is the
+    one trained on the scipy CSR matrix of the same file, bit for bit."""
     data = _svmlight(tmp_path, "train.svm", 0 if s == 11 else 3)
     code = ("import sys\n"
             "from fastdual import cli\n"
-            f"assert cli.main(['train', '-s', '{s}', '-B', '1', '-q', 'train.svm', 'm']) == 0\n"
+            f"for extra in ([], ['-v', '2'], ['-C'] if {s} == 2 else []):\n"
+            f"    assert cli.main(['train', '-s', '{s}', '-B', '1', '-q', 'train.svm', 'm']\n"
+            "                    + extra) == 0\n"
             "print('scipy.sparse' in sys.modules)\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True, timeout=120, env=_OUTSIDE)
@@ -148,13 +156,16 @@ def test_a_plain_training_reads_rows_without_scipy_sparse_and_trains_the_same_mo
     from fastdual.formats import load_liblinear
     assert main(["train", "-s", str(s), "-B", "1", "-q", str(data), str(tmp_path / "rows")]) == 0
     read = cli._read_libsvm
-    monkeypatch.setattr(cli, "_read_libsvm", lambda path, n_features=None, rows=False:
-                        read(path, n_features))              # a scipy CSR matrix
+
+    def as_csr(path, n_features=None):
+        X, y = read(path, n_features)
+        return _csr(X), y
+
+    monkeypatch.setattr(cli, "_read_libsvm", as_csr)
     assert main(["train", "-s", str(s), "-B", "1", "-q", str(data), str(tmp_path / "csr")]) == 0
     from_rows, from_csr = (load_liblinear(str(tmp_path / name)) for name in ("rows", "csr"))
     np.testing.assert_array_equal(from_rows.coef_, from_csr.coef_)
     np.testing.assert_array_equal(from_rows.intercept_, from_csr.intercept_)
-    assert main(["train", "-s", str(s), "-B", "1", "-v", "2", "-q", str(data)]) == 0
 
 
 def test_installed_train_and_predict_scripts(tmp_path):
@@ -533,19 +544,14 @@ def test_the_data_reader_reads_as_scikit_learns(tmp_path):
     X, y = _read_libsvm(str(tmp_path / "f.svm"))
     X_ref, y_ref = load_svmlight_file(str(tmp_path / "f.svm"), zero_based=False)
     np.testing.assert_array_equal(y, y_ref)
-    assert X.shape == X_ref.shape and (X != X_ref).nnz == 0
-    X, _ = _read_libsvm(str(tmp_path / "f.svm"), n_features=2)
-    assert X.shape == (7, 2) and (X != X_ref[:, :2]).nnz == 0
-    # the rows that train and predict take (no scipy matrix): the same entries, the features
-    # above n_features dropped or the missing ones added as empty columns
-    for n_features in (None, 2, 5, 7, 9):
-        rows, y_rows = _read_libsvm(str(tmp_path / "f.svm"), n_features=n_features, rows=True)
-        width = X_ref.shape[1] if n_features is None else n_features
-        expected = sp.csr_matrix(X_ref[:, :width], shape=(7, width))
-        np.testing.assert_array_equal(y_rows, y_ref)
-        assert (rows.n_samples, rows.n_features) == (7, width)
-        got = sp.csr_matrix((rows.data, rows.indices, rows.indptr), shape=(7, width))
-        assert (got != expected).nnz == 0
+    assert (_csr(X) != X_ref).nnz == 0 and _csr(X).shape == X_ref.shape
+    # with n_features: the features above it dropped, or the missing ones added as empty columns
+    for n_features in (2, 5, 7, 9):
+        X, y = _read_libsvm(str(tmp_path / "f.svm"), n_features=n_features)
+        expected = sp.csr_matrix(X_ref[:, :n_features], shape=(7, n_features))
+        np.testing.assert_array_equal(y, y_ref)
+        assert (X.n_samples, X.n_features) == (7, n_features)
+        assert (_csr(X) != expected).nnz == 0
 
 
 def _plain_libsvm_text(draw):

@@ -446,3 +446,30 @@ def test_the_column_layout_is_scipys_csc(n_rows, n_features, density, float32, s
     np.testing.assert_array_equal(starts, expected.indptr)
     np.testing.assert_array_equal(rows, expected.indices)
     np.testing.assert_array_equal(values, expected.data)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_rows_is_the_matrix_of_those_rows(sparse, dtype):
+    """Matrix.take_rows (cross-validation's folds, without scipy): the rows asked for, in that
+    order (repeats, empty rows, none at all), values in X's dtype, a valid Matrix."""
+    from fastdual._validation import check_matrix
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((30, 7)) * (rng.random((30, 7)) < 0.4)
+    dense[[4, 11]] = 0.0                                  # empty rows
+    X = sp.csr_matrix(dense.astype(dtype)) if sparse else dense.astype(dtype)
+    matrix = check_matrix(X)
+    for rows in (np.arange(30), np.array([29, 4, 4, 0, 11, 17]), np.array([], dtype=int),
+                 np.flatnonzero(rng.random(30) < 0.5)):
+        part = matrix.take_rows(rows)
+        assert (part.n_samples, part.n_features, part.is_sparse) == (len(rows), 7, sparse)
+        assert part.data.dtype == dtype
+        expected = dense.astype(dtype)[rows]
+        if sparse:
+            assert part.indices.dtype == np.int32 and part.indptr.dtype == np.int32
+            assert _rows.csr_structure_error(part.indices, part.indptr, 7) is None
+            got = sp.csr_matrix((part.data, part.indices, part.indptr),
+                                shape=(len(rows), 7)).toarray()
+        else:
+            got = part.data.reshape(len(rows), 7)
+        np.testing.assert_array_equal(got, expected)
