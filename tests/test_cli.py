@@ -63,6 +63,15 @@ def test_installed_entry_points(tmp_path, how):
     assert "duality gap" in result.stdout
 
 
+def _fresh_process(code, folder):
+    """The output of `python -c code` run in a new process from `folder` (the installed
+    fastdual, not the repository's sources), which must succeed."""
+    result = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True,
+                            text=True, timeout=120, env=_OUTSIDE)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_small_problems_do_not_import_scipy_linalg(tmp_path):
     """scipy.linalg (about 0.05 s of a process's start-up) is imported only to factor or form a
     large matrix by LAPACK / BLAS: a command-line run of the dual hinge solver, an SDCA fit,
@@ -91,10 +100,7 @@ def test_small_problems_do_not_import_scipy_linalg(tmp_path):
             "y = np.sign(X[:, 0] + 0.1)\n"
             "fastdual.train(X, y, loss='logistic', solver='newton', linear_solver='direct')\n"
             "print('scipy.linalg' in sys.modules)\n")
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120, env=_OUTSIDE)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[-2:] == ["False", "True"]
+    assert _fresh_process(code, tmp_path).split()[-2:] == ["False", "True"]
     # (the last problem's Hessian is formed by blocks, the small ones' scattered)
     from fastdual._problem import build_problem
     from fastdual.solvers import newton
@@ -122,10 +128,7 @@ def test_training_on_numpy_arrays_imports_no_scipy(tmp_path):
             "    fastdual.train(X, np.arange(100) % 3, multiclass=strategy,\n"
             "                   loss='hinge' if strategy == 'crammer_singer' else 'logistic')\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n")
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120, env=_OUTSIDE)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert _fresh_process(code, tmp_path).strip() == "[]"
 
 
 def _csr(matrix):
@@ -148,10 +151,7 @@ def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
             f"    assert cli.main(['train', '-s', '{s}', '-B', '1', '-q', 'train.svm', 'm']\n"
             "                    + extra) == 0\n"
             "print('scipy.sparse' in sys.modules)\n")
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120, env=_OUTSIDE)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[-1] == "False"
+    assert _fresh_process(code, tmp_path).split()[-1] == "False"
     from fastdual import cli
     from fastdual.formats import load_liblinear
     assert main(["train", "-s", str(s), "-B", "1", "-q", str(data), str(tmp_path / "rows")]) == 0
