@@ -37,10 +37,12 @@ DIRECT_MAX_FEATURES = 2000
 # blocks are used when they cost less.
 HESSIAN_BLOCK_ROWS = 64
 BLAS_SPEEDUP = 7.0
-# ... but only where the scattered form costs more than this many multiply-adds (a couple of
-# milliseconds a step): the blocks need scipy.linalg's BLAS, whose import (about 0.05 s, once
-# per process) costs more than ten such steps.
-OWN_HESSIAN_WORK = 2e6
+# ... but only where the scattered form costs more than this many multiply-adds: the blocks
+# need scipy.linalg's BLAS, whose import costs a process about 0.05 s once, and below this a
+# whole direct fit pays at most about 3 ms more scattered than by blocks (measured, logistic to
+# 1e-6, dense Gaussian rows: 4000 x 12 9.6 against 6.6 ms, 20000 x 8 23 against 20 ms; at
+# 4000 x 30, 1.8e6, 27 against 9.5 ms: a process that fits many such problems would lose).
+OWN_HESSIAN_WORK = 3e5
 
 
 def hessian_costs(problem):
