@@ -80,7 +80,11 @@ class Matrix:
         """The Matrix of X's rows `rows` (integer indices in [0, n_samples), in that order;
         folds of a cross-validation): their values and indices gathered, valid as X's are, with
         no check again and no scipy."""
-        rows = np.asarray(rows, dtype=np.intp)
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.dtype.kind not in "iu" or (
+                rows.shape[0] and (rows.min() < 0 or rows.max() >= self.n_samples)):
+            raise ValueError(f"rows must be a 1-D array of integers in [0, {self.n_samples})")
+        rows = rows.astype(np.intp, copy=False)
         if not self.is_sparse:
             dense = self.data.reshape(self.n_samples, self.n_features)[rows]
             return Matrix(dense.reshape(-1), _EMPTY_INT32, _EMPTY_INT32, rows.shape[0],
@@ -90,6 +94,9 @@ class Matrix:
         indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         # entry t of the result is entry starts[r] + (t - indptr[r]) of X, r its row
+        if indptr[-1] > _INT32_MAX:
+            raise ValueError(f"the rows taken hold more than 2**31 - 1 stored entries, which "
+                             "is not supported")
         gather = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
         return Matrix(self.data[gather], self.indices[gather], indptr.astype(np.int32),
                       rows.shape[0], self.n_features, True)
@@ -236,8 +243,20 @@ def csr_rows(data, indices, indptr, n_features, name="X", column_source=None):
     to int32, without copying usable values. The command line reads LIBSVM files into these
     arrays and trains on them without building a scipy matrix (importing scipy.sparse costs
     about 0.15 s of a process)."""
-    n_samples, n_cols = indptr.shape[0] - 1, n_features
+    for part, array in (("data", data), ("indices", indices), ("indptr", indptr)):
+        if array.ndim != 1:
+            raise ValueError(f"{name}.{part} must be 1-D, got shape {array.shape}")
+    if indptr.shape[0] == 0:
+        raise ValueError(f"{name}.indptr must be a non-empty 1-D array, got shape {indptr.shape}")
+    nnz = int(indptr[-1])
+    for part, array in (("data", data), ("indices", indices)):
+        if array.shape[0] < nnz:
+            raise ValueError(f"{name}.{part} has {array.shape[0]} entries but indptr[-1] is "
+                             f"{nnz}")
+    n_samples, n_cols = indptr.shape[0] - 1, int(n_features)
     _check_shape(name, n_samples, n_cols, None)
+    if n_cols < 0:
+        raise ValueError(f"{name} must have a nonnegative number of features, got {n_cols}")
     if data.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {data.dtype}")
     if data.dtype not in (np.float32, np.float64):

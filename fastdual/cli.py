@@ -428,7 +428,10 @@ def _find_parameters(args, X, y, options, regression, factor):
 def _start_C(X, y, family, bias, p):
     """LIBLINEAR's calc_start_C: a power of 2 below which the models hardly change (-s 2's rule
     for the squared hinge, -s 11's for the L2-loss SVR, -s 0's for the other types)."""
-    squares = X.squared_norms(bias if bias >= 0 else 0.0)     # ||x_i||^2 + bias^2
+    try:
+        squares = X.squared_norms(bias if bias >= 0 else 0.0)     # ||x_i||^2 + bias^2
+    except ValueError as exc:                                    # (norms that overflow)
+        raise _Failure(str(exc)) from None
     max_xx, n = float(np.max(squares)), X.n_samples
     with np.errstate(divide="ignore"):
         if family == "svr":

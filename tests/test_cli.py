@@ -143,7 +143,8 @@ def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
     """`train` (plain, with -v and with -C) hands the file's validated rows to fastdual.train
     (_validation.csr_rows; folds by Matrix.take_rows): no scipy.sparse in the process (about
     0.15 s of its start-up), the column methods' layout (-s 5, cd) included; the model is the
-    one trained on the scipy CSR matrix of the same file, bit for bit."""
+    one trained on scikit-learn's reading of the same file as a scipy CSR or CSC matrix, bit
+    for bit."""
     data = _svmlight(tmp_path, "train.svm", 0 if s == 11 else 3)
     code = ("import sys\n"
             "from fastdual import cli\n"
@@ -152,20 +153,21 @@ def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
             "                    + extra) == 0\n"
             "print('scipy.sparse' in sys.modules)\n")
     assert _fresh_process(code, tmp_path).split()[-1] == "False"
+    from sklearn.datasets import load_svmlight_file
     from fastdual import cli
     from fastdual.formats import load_liblinear
     assert main(["train", "-s", str(s), "-B", "1", "-q", str(data), str(tmp_path / "rows")]) == 0
-    read = cli._read_libsvm
-
-    def as_csr(path, n_features=None):
-        X, y = read(path, n_features)
-        return _csr(X), y
-
-    monkeypatch.setattr(cli, "_read_libsvm", as_csr)
-    assert main(["train", "-s", str(s), "-B", "1", "-q", str(data), str(tmp_path / "csr")]) == 0
-    from_rows, from_csr = (load_liblinear(str(tmp_path / name)) for name in ("rows", "csr"))
-    np.testing.assert_array_equal(from_rows.coef_, from_csr.coef_)
-    np.testing.assert_array_equal(from_rows.intercept_, from_csr.intercept_)
+    # the same command on scikit-learn's reading of the file as a scipy matrix, CSR, and CSC
+    # (whose columns cd reads as they are, where the rows' come from rows.csr_columns)
+    X_ref, y_ref = load_svmlight_file(str(data), zero_based=False)
+    for form in ("csr", "csc"):
+        matrix = X_ref.asformat(form)
+        monkeypatch.setattr(cli, "_read_libsvm", lambda path, n_features=None: (matrix, y_ref))
+        assert main(["train", "-s", str(s), "-B", "1", "-q", str(data),
+                     str(tmp_path / form)]) == 0
+        ours, theirs = (load_liblinear(str(tmp_path / name)) for name in ("rows", form))
+        np.testing.assert_array_equal(ours.coef_, theirs.coef_)
+        np.testing.assert_array_equal(ours.intercept_, theirs.intercept_)
 
 
 def test_installed_train_and_predict_scripts(tmp_path):
@@ -669,3 +671,15 @@ def test_out_of_memory_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(fastdual, "train", exhausted)
     assert main(["train", str(data), str(tmp_path / "m")]) == 1
     assert capsys.readouterr().err.startswith("fastdual train: error: not enough memory")
+
+
+def test_the_search_of_c_on_rows_whose_norms_overflow_is_one_error_line(tmp_path, capsys):
+    """-C's starting C reads the squared row norms: where they overflow, the command says so in
+    one line, as a plain training does, instead of a traceback."""
+    rows = ["1 1:1e200 2:1"] + [f"{(-1) ** k} 1:{k} 2:1" for k in range(1, 10)]
+    (tmp_path / "big.svm").write_text("\n".join(rows) + "\n")
+    for extra in ([], ["-C"]):
+        assert main(["train", "-q", *extra, str(tmp_path / "big.svm"), str(tmp_path / "m")]) == 1
+        error = capsys.readouterr().err
+        assert error.startswith("fastdual train: error:") and "overflow" in error
+        assert error.count("\n") == 1

@@ -473,3 +473,34 @@ def test_take_rows_is_the_matrix_of_those_rows(sparse, dtype):
         else:
             got = part.data.reshape(len(rows), 7)
         np.testing.assert_array_equal(got, expected)
+
+
+def test_csr_rows_checks_its_arrays():
+    """_validation.csr_rows (the command line's files as rows) refuses what a scipy CSR X would
+    be refused for, each error naming the array: arrays shorter than indptr says, arrays that
+    are not 1-D, no indptr, a structure or a value that is not valid."""
+    from fastdual._validation import csr_rows
+    data, indices, indptr = np.array([1.0, 2.0]), np.array([0, 1], np.int32), np.array([0, 2],
+                                                                                      np.int32)
+    assert csr_rows(data, indices, indptr, 2).n_samples == 1
+    cases = [((data[:1], indices, indptr, 2), "X.data has 1 entries but indptr"),
+             ((data, indices[:1], indptr, 2), "X.indices has 1 entries but indptr"),
+             ((data.reshape(1, 2), indices, indptr, 2), "X.data must be 1-D"),
+             ((data, indices, np.empty(0, np.int32), 2), "X.indptr must be a non-empty"),
+             ((data, indices, indptr, -3), "nonnegative number of features"),
+             ((data, np.array([1, 1], np.int32), indptr, 2), "not a valid CSR matrix"),
+             ((data, indices, indptr, 1), "not a valid CSR matrix"),
+             ((np.array([1.0, np.nan]), indices, indptr, 2), "NaN or infinity"),
+             ((data, indices, np.array([0], np.int32), 2), "0 samples")]
+    for arguments, message in cases:
+        with pytest.raises(ValueError, match=message):
+            csr_rows(*arguments)
+
+
+def test_take_rows_refuses_rows_out_of_range():
+    from fastdual._validation import check_matrix
+    for X in (np.ones((4, 2)), sp.csr_matrix(np.ones((4, 2)))):
+        matrix = check_matrix(X)
+        for rows in ([0, 4], [-1], np.array([True, False, True, True]), [[0, 1]], [0.5]):
+            with pytest.raises(ValueError, match=r"rows must be a 1-D array of integers"):
+                matrix.take_rows(rows)
