@@ -200,15 +200,15 @@ def _check_shape(name, n_samples, n_cols, n_features):
         raise ValueError(f"{name} has {n_cols} features, but the model was trained on {n_features}")
 
 
-def _check_lengths(X, name):
+def _check_lengths(name, indptr, data, indices):
     """Refuse compressed arrays shorter than indptr says, before anything (scipy's tocsr included)
     reads them: scipy checks this at construction only, not after X.data or X.indices is replaced."""
-    indptr = np.asarray(X.indptr)
+    indptr = np.asarray(indptr)
     if indptr.ndim != 1 or indptr.shape[0] == 0:
         raise ValueError(f"{name}.indptr must be a non-empty 1-D array, got shape {indptr.shape}")
     nnz = int(indptr[-1])
-    for part in ("data", "indices"):
-        length = len(getattr(X, part))      # bsr: data holds one block per entry
+    for part, array in (("data", data), ("indices", indices)):
+        length = len(array)                 # bsr: data holds one block per entry
         if length < nnz:
             raise ValueError(f"{name}.{part} has {length} entries but indptr[-1] is {nnz}")
 
@@ -222,7 +222,7 @@ def _is_scipy_sparse(X):
 
 def _check_sparse(X, name, n_features):
     if hasattr(X, "indptr"):     # csr, csc, bsr
-        _check_lengths(X, name)
+        _check_lengths(name, X.indptr, X.data, X.indices)
     column_source = X if X.format == "csc" else None
     if X.format != "csr":
         X = X.tocsr()   # a copy, unavoidable for row access; documented
@@ -243,16 +243,10 @@ def csr_rows(data, indices, indptr, n_features, name="X", column_source=None):
     to int32, without copying usable values. The command line reads LIBSVM files into these
     arrays and trains on them without building a scipy matrix (importing scipy.sparse costs
     about 0.15 s of a process)."""
-    for part, array in (("data", data), ("indices", indices), ("indptr", indptr)):
+    for part, array in (("data", data), ("indices", indices)):
         if array.ndim != 1:
             raise ValueError(f"{name}.{part} must be 1-D, got shape {array.shape}")
-    if indptr.shape[0] == 0:
-        raise ValueError(f"{name}.indptr must be a non-empty 1-D array, got shape {indptr.shape}")
-    nnz = int(indptr[-1])
-    for part, array in (("data", data), ("indices", indices)):
-        if array.shape[0] < nnz:
-            raise ValueError(f"{name}.{part} has {array.shape[0]} entries but indptr[-1] is "
-                             f"{nnz}")
+    _check_lengths(name, indptr, data, indices)
     n_samples, n_cols = indptr.shape[0] - 1, int(n_features)
     _check_shape(name, n_samples, n_cols, None)
     if n_cols < 0:

@@ -76,7 +76,7 @@ def test_the_blocked_hessian_matches_numpy(sparse, dtype, rows, bias):
     scale = np.abs(expected).max()
     np.testing.assert_allclose(np.triu(blocked), expected, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(np.triu(scattered), expected, rtol=0, atol=1e-12 * scale)
-    # (Newton mirrors the upper triangle onto a lower one it reads as zeros)
+    # (the strict lower triangle stays zero: Newton's Cholesky reads the upper one)
     assert not np.any(np.tril(blocked, -1)) and not np.any(np.tril(scattered, -1))
     with pytest.raises(ValueError, match="columns"):
         _gram.blocked_hessian_matrix(*problem.X.kernel_args, n, d, bias, curve, blocked,

@@ -14,7 +14,7 @@ cholesky_solve is for the small systems (solvers.common.OWN_CHOLESKY_MAX unknown
 go to LAPACK through scipy.linalg, whose blocked factorisation is the faster there."""
 from libc.math cimport fabs, isfinite, sqrt
 
-from fastdual._core.rows cimport row_dot
+from fastdual._core.rows cimport row_axpy, row_dot
 
 
 def asum(const double[::1] a):
@@ -79,12 +79,13 @@ def nrm2(const double[::1] a):
 
 def axpy(double alpha, const double[::1] x, double[::1] y):
     """y += alpha x, in place (x and y of one length)."""
-    cdef Py_ssize_t k, n = x.shape[0]
+    cdef Py_ssize_t n = x.shape[0]
     if y.shape[0] != n:
         raise ValueError(f"axpy: lengths differ ({n} and {y.shape[0]})")
+    if n == 0:
+        return
     with nogil:
-        for k in range(n):
-            y[k] += alpha * x[k]
+        row_axpy(&x[0], NULL, 0, n, alpha, &y[0])      # rows.pxd's dense row update
 
 
 def cholesky_solve(double[:, ::1] A, double[::1] b):

@@ -155,8 +155,8 @@ class Newton:
         return self._add_l2(v, self.buffer)
 
     def _direct_step(self, gradient, free):
-        """-H^-1 g over the free coordinates, H formed in one pass (upper triangle, then
-        mirrored) and factored by Cholesky; None if H is not positive definite there."""
+        """-H^-1 g over the free coordinates, H's upper triangle formed in one pass and
+        factored by Cholesky; None if H is not positive definite there."""
         problem = self.problem
         H = self.hessian
         self.passes += 1
@@ -169,7 +169,7 @@ class Newton:
                                    problem.n_features, problem.bias, self.curve, H,
                                    self.hessian_block)
         H /= problem.n_samples
-        H += np.triu(H, 1).T                 # the full symmetric matrix
+        # (its upper triangle and diagonal are all solve_spd reads: no mirrored lower half)
         H[np.diag_indices_from(H)] += problem.l2
         if self.free_last:
             H[-1, -1] -= problem.l2
