@@ -3,19 +3,142 @@ them ("%.17g " a number, a line a row), without a Python object per number; and 
 file's samples read in one pass over its bytes (parse_libsvm)."""
 import numpy as np
 
-from libc.math cimport isfinite, signbit
+from libc.math cimport fabs, floor, frexp, isfinite, signbit
 from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc, strtod
+
+from fastdual._core.rows cimport two_product
 
 # "%.17g " of a double is at most 25 characters (sign, 17 digits, point, "e-308", space)
 DEF WIDTH = 26
 
+# 10^k = _POW_HI[k - K_MIN] + _POW_LO[k - K_MIN] to about 2^-106 relative, for the k that bring
+# a number of magnitude 1e-30 to 1e30 to 17 digits (docs/math.md, "Model files' numbers")
+DEF K_MIN = -16
+DEF K_MAX = 48
+cdef double _POW_HI[K_MAX - K_MIN + 1]
+cdef double _POW_LO[K_MAX - K_MIN + 1]
+
+
+def _fill_powers():
+    """Each power of ten as the double nearest to it and the double nearest to what remains, by
+    Python's exact integers (an int quotient is correctly rounded)."""
+    for k in range(K_MIN, K_MAX + 1):
+        numerator, denominator = (10 ** k, 1) if k >= 0 else (1, 10 ** -k)
+        high = numerator / denominator
+        high_numerator, high_denominator = high.as_integer_ratio()
+        _POW_HI[k - K_MIN] = high
+        _POW_LO[k - K_MIN] = ((numerator * high_denominator - high_numerator * denominator)
+                              / (denominator * high_denominator))
+
+
+_fill_powers()
+
+cdef long long LOW_17 = 10 ** 16      # the smallest 17-digit integer
+cdef long long HIGH_17 = 10 ** 17
+
+
+cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
+    """value as C's printf writes "%.17g " into out (at most WIDTH bytes): its length.
+
+    A finite value of magnitude 1e-30 to 1e30 is scaled to 17 digits in double-double
+    arithmetic, a |value| 10^k within 1e-14 of the exact product; the digits are its nearest
+    integer unless that product lies within 1e-9 of half an integer, where printf's exact
+    rounding decides. Everything else is printf's too."""
+    cdef double magnitude = fabs(value), product, error, whole, fraction
+    cdef int exponent, binary_exponent, k, tries, last, i, length = 0
+    cdef long long digits = 0
+    cdef unsigned int part
+    cdef char text[17]
+    cdef bint scaled = False
+    if not (1e-30 <= magnitude < 1e30):
+        return snprintf(out, WIDTH, b"%.17g ", value)
+    frexp(magnitude, &binary_exponent)      # 2^(binary_exponent - 1) <= magnitude
+    exponent = <int> floor((binary_exponent - 1) * 0.30102999566398120)   # or one less
+    for tries in range(3):
+        k = 16 - exponent
+        two_product(magnitude, _POW_HI[k - K_MIN], &product, &error)
+        error += magnitude * _POW_LO[k - K_MIN]
+        whole = floor(error)
+        digits = <long long> product + <long long> whole
+        if digits < LOW_17:
+            exponent -= 1
+        elif digits >= HIGH_17:
+            exponent += 1
+        else:
+            scaled = True
+            break
+    fraction = error - whole
+    if not scaled or fabs(fraction - 0.5) < 1e-9:
+        return snprintf(out, WIDTH, b"%.17g ", value)
+    if fraction > 0.5:
+        digits += 1
+        if digits == HIGH_17:
+            digits = LOW_17
+            exponent += 1
+    part = <unsigned int> (digits % 100000000)     # the last 8 digits, then the first 9
+    for i in range(16, 8, -1):
+        text[i] = <char> (48 + part % 10)
+        part //= 10
+    part = <unsigned int> (digits // 100000000)
+    for i in range(8, -1, -1):
+        text[i] = <char> (48 + part % 10)
+        part //= 10
+    last = 16
+    while text[last] == b"0":
+        last -= 1
+    if signbit(value):
+        out[length] = b"-"
+        length += 1
+    if -4 <= exponent < 17:           # "%f" style: 17 significant digits, no trailing zeros
+        if exponent >= 0:
+            for i in range(exponent + 1):
+                out[length] = text[i]
+                length += 1
+            if last > exponent:
+                out[length] = b"."
+                length += 1
+                for i in range(exponent + 1, last + 1):
+                    out[length] = text[i]
+                    length += 1
+        else:
+            out[length] = b"0"
+            out[length + 1] = b"."
+            length += 2
+            for i in range(-exponent - 1):
+                out[length] = b"0"
+                length += 1
+            for i in range(last + 1):
+                out[length] = text[i]
+                length += 1
+    else:                              # "%e" style, the exponent with at least two digits
+        out[length] = text[0]
+        length += 1
+        if last > 0:
+            out[length] = b"."
+            length += 1
+            for i in range(1, last + 1):
+                out[length] = text[i]
+                length += 1
+        out[length] = b"e"
+        out[length + 1] = b"-" if exponent < 0 else b"+"
+        length += 2
+        exponent = -exponent if exponent < 0 else exponent
+        if exponent >= 100:
+            out[length] = <char> (48 + exponent // 100)
+            length += 1
+        out[length] = <char> (48 + exponent // 10 % 10)
+        out[length + 1] = <char> (48 + exponent % 10)
+        length += 2
+    out[length] = b" "
+    return length + 1
+
 
 def format_rows(const double[:, ::1] values):
-    """The rows of `values` as bytes: each number "%.17g " (C's printf, the bits LIBLINEAR's
-    save_model writes), each row ending in a newline. Zeros, most of the weights of a model
-    over many features (two thirds of sector's one-vs-rest hinge model), are written as
-    printf writes them ("0 ", "-0 ") without a call to it."""
+    """The rows of `values` as bytes: each number "%.17g " (the characters C's printf writes,
+    which LIBLINEAR's save_model writes; _write_17g), each row ending in a newline. Zeros, most
+    of the weights of a model over many features (two thirds of sector's one-vs-rest hinge
+    model), are written as printf writes them ("0 ", "-0 ")."""
     cdef Py_ssize_t n = values.shape[0], k = values.shape[1], i, j
     cdef Py_ssize_t size = n * (k * WIDTH + 1) + 1, used = 0
     cdef char* buffer = <char*> malloc(size)
@@ -35,7 +158,7 @@ def format_rows(const double[:, ::1] values):
                         buffer[used + 1] = b" "
                         used += 2
                         continue
-                    used += snprintf(buffer + used, WIDTH, b"%.17g ", value)
+                    used += _write_17g(buffer + used, value)
                 buffer[used] = b"\n"
                 used += 1
         return buffer[:used]
