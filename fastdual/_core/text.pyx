@@ -34,6 +34,9 @@ def _fill_powers():
 
 _fill_powers()
 
+cdef const char* _PAIRS = (b"00010203040506070809101112131415161718192021222324252627282930313233"
+                           b"34353637383940414243444546474849505152535455565758596061626364656667"
+                           b"6869707172737475767778798081828384858687888990919293949596979899")
 cdef long long LOW_17 = 10 ** 16      # the smallest 17-digit integer
 cdef long long HIGH_17 = 10 ** 17
 
@@ -77,13 +80,16 @@ cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
             digits = LOW_17
             exponent += 1
     part = <unsigned int> (digits % 100000000)     # the last 8 digits, then the first 9
-    for i in range(16, 8, -1):
-        text[i] = <char> (48 + part % 10)
-        part //= 10
+    for i in range(15, 7, -2):
+        text[i] = _PAIRS[2 * (part % 100)]
+        text[i + 1] = _PAIRS[2 * (part % 100) + 1]
+        part //= 100
     part = <unsigned int> (digits // 100000000)
-    for i in range(8, -1, -1):
-        text[i] = <char> (48 + part % 10)
-        part //= 10
+    for i in range(7, -1, -2):
+        text[i] = _PAIRS[2 * (part % 100)]
+        text[i + 1] = _PAIRS[2 * (part % 100) + 1]
+        part //= 100
+    text[0] = <char> (48 + part)
     last = 16
     while text[last] == b"0":
         last -= 1
