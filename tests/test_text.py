@@ -1,5 +1,9 @@
 """Model-file weights as text at C speed (fastdual._core.text.format_rows): the same characters
 as Python's "%.17g " formatting (LIBLINEAR's save_model's format), read back to the same bits."""
+import os
+import shutil
+import subprocess
+import sys
 from decimal import Decimal
 
 import numpy as np
@@ -94,3 +98,43 @@ def test_numbers_at_and_near_a_tie_of_the_17th_digit_round_as_printf(seed):
     assert sum(map(exact_tie, ties)) > 250
     values = np.array(decimals + ties).reshape(30, 20)
     assert format_rows(values).decode() == python_rows(values)
+
+
+LOCALE_SCRIPT = r"""
+import locale, sys
+import numpy as np
+locale.setlocale(locale.LC_NUMERIC, "de_DE.UTF-8")
+assert locale.str(1.5) == "1,5"                  # the comma locale is in force
+import fastdual
+from fastdual._core.text import format_rows, parse_libsvm
+from fastdual.formats import load_liblinear, save_liblinear
+values = np.array([[0.1, 2.0 ** -25, 1e-40, -1e300, 12.5]])     # fast path and printf's
+text = format_rows(values).decode()
+assert text == "".join("%.17g " % v for v in values[0]) + "\n", text
+y, data, indices, indptr, d = parse_libsvm(b"1 1:0.5 3:1.25e-3\n-1 2:2.5\n", 10)
+assert data.tolist() == [0.5, 1.25e-3, 2.5] and y.tolist() == [1.0, -1.0], data
+X = np.array([[0.1, 1.0], [1.0, 0.2], [0.3, 0.9], [0.8, 0.1]])
+model = fastdual.train(X, np.array([1, -1, 1, -1]), loss="hinge", C=1e-20)
+save_liblinear(model, sys.argv[1])
+back = load_liblinear(sys.argv[1])
+assert np.array_equal(back.coef_, model.coef_), (back.coef_, model.coef_)
+assert locale.str(1.5) == "1,5"                  # the program's locale is restored
+print("ok")
+"""
+
+
+def test_files_are_written_and_read_with_a_point_under_a_comma_locale(tmp_path):
+    """A program that sets LC_NUMERIC to a locale whose decimal point is a comma still gets
+    model files with points (printf writes the numbers the fast path cannot) and a LIBSVM
+    reader that reads points (strtod), and keeps its locale."""
+    localedef = shutil.which("localedef")
+    if localedef is None:
+        pytest.skip("no localedef to build a comma locale with")
+    built = subprocess.run([localedef, "-i", "de_DE", "-f", "UTF-8",
+                            str(tmp_path / "de_DE.UTF-8")], capture_output=True)
+    if not (tmp_path / "de_DE.UTF-8").exists():
+        pytest.skip(f"localedef could not build de_DE.UTF-8: {built.stderr[-200:]!r}")
+    done = subprocess.run([sys.executable, "-c", LOCALE_SCRIPT, str(tmp_path / "model")],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, LOCPATH=str(tmp_path)))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -9,6 +9,37 @@ from libc.stdlib cimport free, malloc, strtod
 
 from fastdual._core.rows cimport two_product
 
+# printf and strtod read the decimal point from the C locale's LC_NUMERIC, which a program may
+# have set (Python's locale.setlocale(locale.LC_NUMERIC, "de_DE.UTF-8") makes it ","): a model
+# file or a LIBSVM file must not depend on it. Where POSIX's per-thread locales exist, the calls
+# below run under the "C" numeric locale (uselocale, which changes the calling thread only) and
+# restore the thread's own after.
+cdef extern from *:
+    """
+    #include <locale.h>
+    #if defined(__APPLE__)
+    #include <xlocale.h>
+    #endif
+    #if defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__)
+    static locale_t fastdual_c_numeric = (locale_t)0;
+    static void* fastdual_use_c_numeric(void) {
+        if (fastdual_c_numeric == (locale_t)0)
+            fastdual_c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+        return fastdual_c_numeric == (locale_t)0 ? NULL
+                                                 : (void*)uselocale(fastdual_c_numeric);
+    }
+    static void fastdual_restore_locale(void* previous) {
+        if (previous != NULL)
+            uselocale((locale_t)previous);
+    }
+    #else
+    static void* fastdual_use_c_numeric(void) { return NULL; }
+    static void fastdual_restore_locale(void* previous) { (void)previous; }
+    #endif
+    """
+    void* use_c_numeric "fastdual_use_c_numeric"() noexcept
+    void restore_locale "fastdual_restore_locale"(void* previous) noexcept nogil
+
 # "%.17g " of a double is at most 25 characters (sign, 17 digits, point, "e-308", space)
 DEF WIDTH = 26
 
@@ -49,7 +80,7 @@ cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
     integer unless that product lies within 1e-9 of half an integer, where printf's exact
     rounding decides. Everything else is printf's too."""
     cdef double magnitude = fabs(value), product, error, whole, fraction
-    cdef int exponent, binary_exponent, k, tries, last, i, length = 0
+    cdef int exponent, binary_exponent, k, tries, last, i, length = 0, moved = 0
     cdef long long digits = 0
     cdef unsigned int part
     cdef char text[17]
@@ -64,14 +95,25 @@ cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
         error += magnitude * _POW_LO[k - K_MIN]
         whole = floor(error)
         digits = <long long> product + <long long> whole
+        fraction = error - whole
         if digits < LOW_17:
+            if moved > 0:
+                # 10^17 or more one exponent down, below 10^16 here: within the error of
+                # 10^16, which both exponents round to
+                digits, fraction, scaled = LOW_17, 0.0, True
+                break
             exponent -= 1
+            moved = -1
         elif digits >= HIGH_17:
+            if moved < 0:
+                digits, fraction, scaled = LOW_17, 0.0, True
+                exponent += 1
+                break
             exponent += 1
+            moved = 1
         else:
             scaled = True
             break
-    fraction = error - whole
     if not scaled or fabs(fraction - 0.5) < 1e-9:
         return snprintf(out, WIDTH, b"%.17g ", value)
     if fraction > 0.5:
@@ -149,8 +191,10 @@ def format_rows(const double[:, ::1] values):
     cdef Py_ssize_t size = n * (k * WIDTH + 1) + 1, used = 0
     cdef char* buffer = <char*> malloc(size)
     cdef double value
+    cdef void* previous_locale
     if buffer == NULL:
         raise MemoryError(f"cannot hold {n} x {k} numbers as text ({size} bytes)")
+    previous_locale = use_c_numeric()
     try:
         with nogil:
             for i in range(n):
@@ -169,6 +213,7 @@ def format_rows(const double[:, ::1] values):
                 used += 1
         return buffer[:used]
     finally:
+        restore_locale(previous_locale)
         free(buffer)
 
 
@@ -230,6 +275,7 @@ def parse_libsvm(bytes content, long long index_limit):
     cdef long long index, last, largest = 0
     cdef double value
     cdef bint failed = False
+    cdef void* previous_locale = use_c_numeric()
     with nogil:
         indptr[0] = 0
         while pos < length and not failed:
@@ -276,6 +322,7 @@ def parse_libsvm(bytes content, long long index_limit):
                 pos = end
             row += 1
             indptr[row] = nnz
+        restore_locale(previous_locale)
     if failed or row == 0:
         return None
     # (views: every colon of a plain file is a pair's, so values and indices are filled
