@@ -13,7 +13,8 @@ from hypothesis import given, settings, strategies as st
 from fastdual._core.text import format_rows
 
 EXTREMES = [0.0, -0.0, 1.0, -1.5, 0.1, 1 / 3, 1e-308, 5e-324, -2.5e-17, 1.7976931348623157e308,
-            -1.7976931348623157e308, 123456789012345678.0, 2.0 ** 53 + 1]
+            -1.7976931348623157e308, 123456789012345678.0, 2.0 ** 53 + 1, 1e20, 1e-30, 1e30,
+            np.inf, -np.inf, np.nan]
 
 
 def python_rows(values):
