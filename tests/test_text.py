@@ -135,7 +135,8 @@ def test_files_are_written_and_read_with_a_point_under_a_comma_locale(tmp_path):
                             str(tmp_path / "de_DE.UTF-8")], capture_output=True)
     if not (tmp_path / "de_DE.UTF-8").exists():
         pytest.skip(f"localedef could not build de_DE.UTF-8: {built.stderr[-200:]!r}")
+    # from the temporary folder, without PYTHONPATH: the installed fastdual, not the sources
     done = subprocess.run([sys.executable, "-c", LOCALE_SCRIPT, str(tmp_path / "model")],
-                          capture_output=True, text=True,
-                          env=dict(os.environ, LOCPATH=str(tmp_path)))
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, LOCPATH=str(tmp_path), PYTHONPATH=""))
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
