@@ -159,7 +159,7 @@ cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
             for i in range(last + 1):
                 out[length] = text[i]
                 length += 1
-    else:                              # "%e" style, the exponent with at least two digits
+    else:                              # "%e" style, the exponent in two digits (|X| <= 30)
         out[length] = text[0]
         length += 1
         if last > 0:
@@ -172,10 +172,7 @@ cdef Py_ssize_t _write_17g(char* out, double value) noexcept nogil:
         out[length + 1] = b"-" if exponent < 0 else b"+"
         length += 2
         exponent = -exponent if exponent < 0 else exponent
-        if exponent >= 100:
-            out[length] = <char> (48 + exponent // 100)
-            length += 1
-        out[length] = <char> (48 + exponent // 10 % 10)
+        out[length] = <char> (48 + exponent // 10)
         out[length + 1] = <char> (48 + exponent % 10)
         length += 2
     out[length] = b" "
