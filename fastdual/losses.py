@@ -15,6 +15,9 @@ Capabilities (tests/test_losses.py holds each against the loss object's own cons
   "piecewise_quadratic"  phi is smooth and quadratic between finitely many points (its curvature
                     piecewise constant): a Newton model at z is phi itself on z's piece, which
                     cd minimises to its fixed tolerance (docs/math.md 4k).
+  "quadratic"       phi is one quadratic (its curvature constant): with the l2 penalty alone the
+                    primal Newton model is the objective itself (its CG runs to a residual
+                    test, not the model's decrease; docs/math.md 4f).
   "structured"      a risk over the whole labeling, not a sum over samples (f1_hinge).
 """
 from dataclasses import dataclass, field
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from fastdual._core import losses as _losses
 
 CAPABILITIES = ("per_sample", "smooth", "box", "quadratic_dual", "piecewise_quadratic",
-                "structured")
+                "quadratic", "structured")
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ LOSSES = {
         _spec("logistic", _losses.Logistic, "binary", {}, "log(1 + exp(-yz))",
               {"per_sample", "smooth"}, joint="multinomial"),
         _spec("squared", _losses.Squared, "regression", {}, "(z - y)^2 / 2, ridge / elastic net",
-              {"per_sample", "smooth", "quadratic_dual", "piecewise_quadratic"}),
+              {"per_sample", "smooth", "quadratic_dual", "piecewise_quadratic", "quadratic"}),
         _spec("absolute", _losses.Absolute, "regression", {}, "|z - y|",
               {"per_sample", "box", "quadratic_dual"}),
         _spec("epsilon_insensitive", _losses.EpsilonInsensitive, "regression",

@@ -151,6 +151,8 @@ def test_declared_capabilities_agree_with_the_loss_objects():
         curvatures = np.unique(np.asarray(loss.curvatures(y, z)))
         assert ("piecewise_quadratic" in spec.capabilities) == (
             loss.gamma > 0.0 and curvatures.shape[0] <= 3), name
+        assert ("quadratic" in spec.capabilities) == (
+            loss.gamma > 0.0 and curvatures.shape[0] == 1), name
 
 
 def test_every_solver_trains_exactly_the_losses_its_needs_allow():

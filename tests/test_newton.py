@@ -370,3 +370,61 @@ def test_newtons_iterates_do_not_depend_on_the_gradients_scale(loss):
     assert all(m.converged_ for m in models)
     assert [h["epoch"] for h in models[0].history_] == [h["epoch"] for h in models[1].history_]
     np.testing.assert_allclose(models[1].coef_ * s, models[0].coef_, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
+def test_cg_stops_by_the_quadratic_models_decrease(loss, monkeypatch):
+    """Each Newton-CG step is the preconditioned CG iterate at which the k-th step first lowers
+    Q(s) = g.s + s.H s / 2 by at most eta / k of Q(s) (eta = min(0.5, ||g|| / ||g_prev||)),
+    with LIBLINEAR's preconditioner l2 + 0.01 diag(X^T D X) / n: checked against a dense PCG
+    that evaluates Q from the explicit Hessian, on every iteration of a run. The squared loss
+    (Q is the objective): the first iterate whose residual is at most 0.1 ||g||."""
+    from fastdual.solvers import newton
+    X, y = problem_for(loss, n=120, d=40, seed=3, sparse=False)
+    alpha, n = (1e-4 if loss == "logistic" else 1e-2), X.shape[0]
+    Xb = np.hstack([X, np.ones((n, 1))])             # the intercept feature, regularised
+    seen = []
+    cg_step = newton.Newton._cg_step
+
+    def recording(self, gradient, free, tol, norm):
+        step = cg_step(self, gradient, free, tol, norm)
+        seen.append((self.w.copy(), gradient.copy(), tol, step.copy()))
+        return step
+
+    monkeypatch.setattr(newton.Newton, "_cg_step", recording)
+    model = fastdual.train(X, y, loss=loss, alpha=alpha, solver="newton", linear_solver="cg",
+                           tol=1e-10, max_epochs=300)
+    assert model.converged_
+    assert len(seen) >= 3
+    previous = None
+    for w, gradient, tol, step in seen:
+        z = y * (Xb @ w)
+        if loss == "logistic":
+            p = 1.0 / (1.0 + np.exp(z))
+            slope, curve = -y * p, p * (1.0 - p)
+        elif loss == "squared_hinge":
+            active = z < 1.0
+            slope, curve = np.where(active, -2.0 * y * (1.0 - z), 0.0), 2.0 * active
+        else:
+            slope, curve = Xb @ w - y, np.ones(n)
+        g = Xb.T @ slope / n + alpha * w
+        np.testing.assert_allclose(gradient, g, rtol=1e-9, atol=1e-15)
+        norm = np.linalg.norm(g)
+        eta = 0.5 if previous is None else min(0.5, norm / previous)
+        previous = norm
+        assert tol == pytest.approx(eta, rel=1e-8)
+        H = Xb.T @ (curve[:, None] * Xb) / n + alpha * np.eye(Xb.shape[1])
+        M = alpha + 0.01 * np.einsum("ij,i,ij->j", Xb, curve, Xb) / n
+        s, r = np.zeros_like(g), -g
+        d = r / M
+        for k in range(1, 1000):
+            before = g @ s + s @ H @ s / 2
+            a = (r @ (r / M)) / (d @ H @ d)
+            s_next, r_next = s + a * d, r - a * (H @ d)
+            after = g @ s_next + s_next @ H @ s_next / 2
+            d = r_next / M + (r_next @ (r_next / M)) / (r @ (r / M)) * d
+            s, r = s_next, r_next
+            if (np.linalg.norm(r) <= 0.1 * norm if loss == "squared"
+                    else k * (before - after) <= tol * -after):
+                break
+        np.testing.assert_allclose(step, s, rtol=1e-6, atol=1e-9 * np.abs(s).max())

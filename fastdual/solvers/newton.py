@@ -12,6 +12,7 @@ import numpy as np
 from fastdual._core import rows as _rows
 from fastdual._core.linalg import axpy, dot, nrm2
 from fastdual.solvers import _newton
+from fastdual.losses import get_loss_spec
 from fastdual.solvers.common import Option, penalty, soft_threshold, solve_spd
 
 # scipy.linalg (LAPACK's Cholesky above common.OWN_CHOLESKY_MAX unknowns, gram.pyx's rank-k
@@ -19,10 +20,17 @@ from fastdual.solvers.common import Option, penalty, soft_threshold, solve_spd
 # problem, stay free of it (about 0.05 s of a process's start-up; docs/benchmarks.md N).
 
 ARMIJO = 1e-4
-PRECONDITIONER_MIX = 0.1
-# CG stops at a residual of FORCING times the gradient's norm (LIBLINEAR's truncated Newton's
-# tolerance; docs/math.md Sec. 4f): a relative test, the same at every scale of the objective.
-FORCING = 0.1
+# The preconditioner (1 - m) l2 + m (diag(H) + l2), m = PRECONDITIONER_MIX: LIBLINEAR's.
+PRECONDITIONER_MIX = 0.01
+# CG's k-th step ends the solve when it lowers the quadratic model Q(s) = g.s + s.H s / 2 by at
+# most eta / k of Q's value so far (Nash and Sofer's test, as LIBLINEAR's truncated Newton),
+# eta = min(CG_QUADRATIC_TOL, ||g|| / ||g_prev||): the last Newton step's reduction of the
+# gradient, so that the solves tighten as Newton converges (docs/math.md Sec. 4f). Ratios
+# only: the same at every scale of the objective.
+CG_QUADRATIC_TOL = 0.5
+# ... but where the model is the objective (a quadratic loss, the l2 penalty alone), CG is
+# restarted only for the loop's certificate: it runs to a residual of CG_RESIDUAL_TOL ||g||.
+CG_RESIDUAL_TOL = 0.1
 # linear_solver="auto": the direct solve when forming the Hessian (the cheaper of
 # sum_i nnz_i^2 / 2 scattered multiply-adds and the blocks' cost below) and factoring it,
 # (d + 1)^3 / 3, costs less than this many CG passes of 2 nnz each (the CG iterations a Newton
@@ -121,6 +129,9 @@ class Newton:
         self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
         self.buffer = np.empty(d + 1)      # the kernels' d-vector output (H times a direction)
         self.passes = 0                    # passes over the data so far
+        self.previous_norm = None          # the last iteration's gradient norm
+        self.exact_model = (problem.l1 == 0.0
+                            and "quadratic" in get_loss_spec(problem.loss_name).capabilities)
 
     helper_l2 = 0.0
 
@@ -129,6 +140,7 @@ class Newton:
         starts better from the model's w than from w(duals) of another alpha."""
         self.w = np.array(w, dtype=np.float64)
         self.fresh_margins = False
+        self.previous_norm = None
 
     def _margins(self, w, out):
         problem = self.problem
@@ -188,9 +200,11 @@ class Newton:
         step[index] = -solution
         return step
 
-    def _cg_step(self, gradient, free, norm):
-        """Preconditioned conjugate gradient on H s = -g (over the free coordinates) to the
-        forcing tolerance FORCING ||g||. The preconditioner is LIBLINEAR's mix of
+    def _cg_step(self, gradient, free, tol, norm):
+        """Preconditioned conjugate gradient on H s = -g (over the free coordinates), until a
+        step lowers the quadratic model by at most tol / k of its value (k: the step's number;
+        CG_QUADRATIC_TOL), or, where the model is exact, until the residual is at most
+        CG_RESIDUAL_TOL ||g|| (norm). The preconditioner is LIBLINEAR's mix of
         the identity and the Jacobi diagonal, (1 - PRECONDITIONER_MIX) l2 +
         PRECONDITIONER_MIX diag(H) (docs/math.md Sec. 4f). Six d-vectors besides w and g: the
         step, the residual, the direction, its image H d (the buffer), the preconditioner and
@@ -212,13 +226,13 @@ class Newton:
             damp_last = not precond[-1] > 0.0
             if damp_last:
                 precond[-1] = l2
-        forcing = FORCING * norm
         step = np.zeros_like(gradient)
         residual = -gradient
         z = residual / precond
         direction = z.copy()
         rz = dot(residual, z)
-        for _ in range(self.max_cg):
+        model = 0.0                          # Q(step) < 0
+        for k in range(1, self.max_cg + 1):
             hd = self._hessian_times(direction)
             if damp_last:
                 hd[-1] += l2 * direction[-1]
@@ -232,8 +246,16 @@ class Newton:
             alpha = rz / curvature
             axpy(alpha, direction, step)
             axpy(-alpha, hd, residual)
-            if nrm2(residual) <= forcing:
-                break
+            # The step lowers Q by alpha r.d - alpha^2 d.H d / 2 = alpha rz / 2 (CG's r.d = rz
+            # and alpha d.H d = rz).
+            if self.exact_model:
+                if nrm2(residual) <= CG_RESIDUAL_TOL * norm:
+                    break
+            else:
+                decrease = 0.5 * alpha * rz
+                model -= decrease
+                if k * decrease <= tol * -model:
+                    break
             np.divide(residual, precond, out=z)
             rz_next = dot(residual, z)
             direction *= rz_next / rz
@@ -284,9 +306,13 @@ class Newton:
         norm = nrm2(gradient)
         if not norm > 0.0:
             return
+        tol = CG_QUADRATIC_TOL
+        if self.previous_norm is not None:
+            tol = min(tol, norm / self.previous_norm)
+        self.previous_norm = norm
         step = self._direct_step(gradient, free) if self.direct else None
         if step is None:
-            step = self._cg_step(gradient, free, norm)
+            step = self._cg_step(gradient, free, tol, norm)
         slope = dot(gradient, step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
