@@ -12,7 +12,7 @@ import reprlib
 import numpy as np
 
 from fastdual._validation import check_matrix
-from fastdual.losses import LOSSES
+from fastdual.losses import LOSSES, make_loss
 
 FORMAT_NAME = "fastdual.Model"
 # 1: binary and regression models; 2: + an optional stream state (fastdual.OnlineRDA.save);
@@ -165,7 +165,10 @@ def read_npz(path):
     """Read a model file written by Model.save (fastdual.load reads any model file).
 
     Model files travel, so every part is checked: anything but a complete, consistent model is
-    refused with a ValueError naming the file and saying what is wrong. Arrays are read with
+    refused with a ValueError naming the file and saying what is wrong (the arrays' shapes and
+    values; the metadata's kinds, the objective's numbers in the ranges fastdual.train accepts,
+    the loss's parameters as the loss takes them, and the certificate's gap its primal minus its
+    dual, or an uncertified stream's three NaN). Arrays are read with
     allow_pickle=False, so reading never executes code; a missing or unreadable file raises the
     usual OSError.
     """
@@ -253,6 +256,52 @@ _METADATA_KINDS = {
 }
 
 
+# The ranges of the objective's numbers: what fastdual.train accepts (and writes).
+_RANGES = {
+    "alpha": (lambda v: 0.0 < v < np.inf, "a positive finite number"),
+    "l1_ratio": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+    "l2_": (lambda v: 0.0 <= v < np.inf, "finite and >= 0"),
+    "l1_": (lambda v: 0.0 <= v < np.inf, "finite and >= 0"),
+    "l2_added_": (lambda v: 0.0 <= v < np.inf, "finite and >= 0"),
+    "intercept_scaling": (lambda v: 0.0 < v < np.inf, "a positive finite number"),
+    "tol": (lambda v: 0.0 <= v < np.inf, "finite and >= 0"),
+}
+_INTERCEPT_MODES = ("none", "free", "regularized")
+
+
+def _check_values(metadata):
+    """The numbers of a model's metadata in their ranges and consistent with each other: the
+    objective's strengths and options as fastdual.train accepts them, the loss's parameters as
+    its loss takes them, and a certificate whose gap is its primal minus its dual (to rounding),
+    or none at all (an uncertified stream: all three NaN)."""
+    for key, (check, expected) in _RANGES.items():
+        if not check(metadata[key]):
+            raise ValueError(f"metadata {key} must be {expected}, got {metadata[key]!r}")
+    mode = metadata["intercept_mode"]
+    if mode not in _INTERCEPT_MODES:
+        raise ValueError(f"metadata intercept_mode must be one of {list(_INTERCEPT_MODES)}, "
+                         f"got {reprlib.repr(mode)}")
+    if (mode == "none") == metadata["fit_intercept"]:
+        raise ValueError(f"metadata intercept_mode {mode!r} contradicts fit_intercept "
+                         f"{metadata['fit_intercept']}")
+    try:
+        make_loss(metadata["loss"], metadata["loss_params"],
+                  structured=LOSSES[metadata["loss"]].structured)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"metadata loss_params: {error}") from None
+    certificate = [metadata[key] for key in ("primal_", "dual_", "gap_")]
+    if all(np.isnan(certificate)):
+        return
+    primal, dual, gap = certificate
+    if any(np.isnan(certificate)):
+        raise ValueError(f"metadata primal_, dual_ and gap_ must be numbers (or all NaN: no "
+                         f"certificate), got {primal!r}, {dual!r}, {gap!r}")
+    scale = max(abs(primal), abs(dual), np.finfo(float).tiny)
+    if np.isfinite(scale) and not abs(gap - (primal - dual)) <= 1e-9 * scale:
+        raise ValueError(f"metadata gap_ = {gap!r} is not primal_ - dual_ = "
+                         f"{primal!r} - {dual!r}")
+
+
 def _check_model(arrays):
     """(arrays, metadata fields) of a complete, consistent model, or a ValueError saying why not."""
     if "metadata" not in arrays:
@@ -300,6 +349,7 @@ def _check_model(arrays):
     loss, task = metadata["loss"], metadata["task"]
     if LOSSES[loss].task != ("binary" if task == "multiclass" else task):
         raise ValueError(f"loss {loss!r} is a {LOSSES[loss].task} loss, but task is {task!r}")
+    _check_values(metadata)
     multi = task == "multiclass"
     if multi and version < 3:
         raise ValueError(f"it holds a k-class model but says format_version {version} (k-class "
@@ -336,6 +386,8 @@ def _check_model(arrays):
         raise ValueError("it holds classes, but a regression model has none")
     if task != "regression" and classes is None:
         raise ValueError(f"a {task} model needs its classes, the file has none")
+    if classes is not None and classes.dtype.kind in "fc" and not np.isfinite(classes).all():
+        raise ValueError("classes contains NaN or infinity")
     if task == "binary" and (classes.shape != (2,) or classes[0] == classes[1]):
         raise ValueError(f"a binary model has exactly 2 distinct classes, "
                          f"got {np.array2string(classes, threshold=6)}")

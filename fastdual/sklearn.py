@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from fastdual import _api
 from fastdual._loop import ConvergenceWarning as _ConvergenceWarning
 from fastdual._defaults import DEFAULTS
-from fastdual.losses import get_loss_spec
+from fastdual.losses import LOSSES, get_loss_spec
 from fastdual.online import OnlineRDA
 from fastdual.selection import cross_validate
 from fastdual.solvers import takes_warm_start
@@ -63,11 +63,25 @@ def train(*args, **kwargs):
 
 
 class _LinearModel(BaseEstimator):
+    def _loss_task(self):
+        """The loss's task, checked against the estimator's: a classifier trains the
+        classification losses, a regressor the regression ones (a clear error before any data is
+        read, not a model whose predictions fail)."""
+        task = get_loss_spec(self.loss).task
+        wanted = "binary" if is_classifier(self) else "regression"
+        if task != wanted:
+            accepted = sorted(name for name, spec in LOSSES.items()
+                              if spec.task == wanted and not spec.structured)
+            other = "LinearRegressor" if is_classifier(self) else "LinearClassifier"
+            kind = "a regression" if task == "regression" else "a classification"
+            raise ValueError(f"loss={self.loss!r} is {kind} loss: {type(self).__name__} takes "
+                             f"loss in {accepted}; for {kind[2:]} use {other}")
+        return task
+
     def _fit(self, X, y, sample_weight, **extra):
         self.__dict__.pop("stream_", None)     # a later partial_fit starts a stream of its own
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=get_loss_spec(self.loss).task == "regression",
-                             reset=True)
+                             y_numeric=self._loss_task() == "regression", reset=True)
         if is_classifier(self):   # after validate_data, which refuses NaN and infinity first
             check_classification_targets(y)
         warm = getattr(self, "model_", None) if self.warm_start else None
@@ -116,8 +130,7 @@ class _LinearModel(BaseEstimator):
     def _partial_fit(self, X, y, sample_weight, classes=None):
         first = not hasattr(self, "stream_")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             y_numeric=get_loss_spec(self.loss).task == "regression",
-                             reset=first)
+                             y_numeric=self._loss_task() == "regression", reset=first)
         if first:
             if self.alpha is None:
                 raise ValueError("partial_fit needs alpha (the strength per sample): C sets "
@@ -141,7 +154,8 @@ class _LinearModel(BaseEstimator):
 class LinearClassifier(ClassifierMixin, _LinearModel):
     """A certified linear classifier (binary or k classes) trained by fastdual.train.
 
-    loss: "smooth_hinge" (default), "hinge", "squared_hinge", "logistic" or "f1_hinge"; C (default 1,
+    loss: "smooth_hinge" (default), "hinge", "squared_hinge", "logistic" or "f1_hinge" (a
+    regression loss is refused: LinearRegressor trains those); C (default 1,
     LIBLINEAR's) or alpha; l1_ratio; fit_intercept, intercept_scaling, regularize_intercept;
     solver ("auto", "sdca", "spdc", "rda", "newton", "agm") and solver_options (a dict of the solver's
     options); multiclass (None, "ovr", "crammer_singer", "multinomial"); class_weight; n_jobs;

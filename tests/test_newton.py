@@ -1,6 +1,8 @@
 """The primal Newton-CG solver: its passes against NumPy, its optimum against SDCA's,
 scikit-learn's (free intercept, elastic net) and a bounded L-BFGS (elastic net), its
 certificate."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -428,3 +430,25 @@ def test_cg_stops_by_the_quadratic_models_decrease(loss, monkeypatch):
                     else k * (before - after) <= tol * -after):
                 break
         np.testing.assert_allclose(step, s, rtol=1e-6, atol=1e-9 * np.abs(s).max())
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.5])
+def test_newton_leaves_zero_where_no_margin_has_curvature(gamma):
+    """The smoothed hinge at w = 0: every margin sits where the loss is linear (the end of its
+    quadratic stretch for gamma = 1, inside the linear part for gamma < 1), so H = l2 and the
+    Newton step is -g / l2, about 1e20 times too long at alpha = 1e-20. The line search's last
+    trial (the minimiser of the smoothness bound along the step) moves anyway: the objective falls
+    from P(0) = 1 - gamma / 2 below what plain SDCA reaches (it used to stay at w = 0)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y = np.where(X @ rng.standard_normal(5) + 0.3 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    kwargs = dict(loss="smooth_hinge", gamma=gamma, alpha=1e-20, max_epochs=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+        newton = fastdual.train(X, y, solver="newton", **kwargs)
+        sdca = fastdual.train(X, y, solver="sdca", **kwargs)
+    start = fastdual.duality_gap(X, y, np.zeros(5), 0.0, loss="smooth_hinge", gamma=gamma,
+                                 alpha=1e-20).primal
+    assert start == pytest.approx(1.0 - gamma / 2)
+    assert np.any(newton.coef_ != 0.0)
+    assert newton.primal_ < 1e-3 * start and newton.primal_ <= sdca.primal_

@@ -68,6 +68,23 @@ def test_non_finite_labels_are_refused_before_their_type_is_read():
                 LinearClassifier().fit(X, labels)
 
 
+@pytest.mark.parametrize("estimator, loss", [(LinearClassifier, "squared"),
+                                             (LinearClassifier, "epsilon_insensitive"),
+                                             (LinearRegressor, "hinge"),
+                                             (LinearRegressor, "logistic")])
+def test_a_loss_of_the_other_task_is_refused_by_name(estimator, loss):
+    """A regression loss in a classifier (or the reverse) is refused at fit and at partial_fit,
+    naming the loss, the losses the estimator takes and the other estimator: it used to fit a
+    regression on the labels and fail in predict."""
+    X, y = problem_for("logistic", n=40, d=4, seed=0)
+    other = "LinearRegressor" if estimator is LinearClassifier else "LinearClassifier"
+    with pytest.raises(ValueError, match=rf"loss='{loss}' is a .* loss: {estimator.__name__} "
+                                         rf"takes loss in \[.*\]; for .* use {other}"):
+        estimator(loss=loss).fit(X, y)
+    kwargs = dict(classes=[-1.0, 1.0]) if estimator is LinearClassifier else {}
+    with pytest.raises(ValueError, match=f"loss='{loss}'"):
+        estimator(loss=loss, solver="rda", alpha=0.1).partial_fit(X, y, **kwargs)
+
 @pytest.mark.parametrize("solver", ["auto", "rda"])
 def test_warm_start_refit_with_a_solver_that_takes_no_warm_start(solver):
     """A free intercept with an l1 term and the hinge is trained by RDA (auto's choice too),

@@ -373,8 +373,8 @@ def test_real_targets_are_refused_by_a_classification_loss():
     X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
     with pytest.raises(ValueError, match="real targets, not class labels"):
         fastdual.train(X, y, loss="hinge")
-    from fastdual.sklearn import LinearRegressor
-    with pytest.raises(ValueError, match="real targets, not class labels"):
+    from fastdual.sklearn import LinearRegressor   # (refused by the loss's task, first)
+    with pytest.raises(ValueError, match="'hinge' is a classification loss"):
         LinearRegressor(loss="hinge").fit(X, y)
     # Integral float labels (three classes) and any two values stay class labels.
     fastdual.train(X, np.arange(30) % 3 * 1.0, loss="hinge", max_epochs=5, tol=0.0)

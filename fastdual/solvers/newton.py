@@ -319,7 +319,18 @@ class Newton:
         self._margins(step, self.dz)
         trial = np.empty_like(w)
         t = 1.0
-        for _ in range(60):
+        for halvings in range(61):
+            if halvings == 60:
+                # 60 halvings did not do: the last trial is the minimiser along s of the
+                # objective's upper bound by the loss's smoothness (phi'' <= 1/gamma), whose
+                # decrease is at least half the slope's (docs/math.md 4f). Where no margin has
+                # curvature (the smoothed hinge at w = 0: every margin on the loss's linear
+                # stretch) H is l2 alone and s = -g / l2, out of all proportion at a small l2
+                # (1e20 times too long at alpha = 1e-20).
+                shortest = self._bounded_step(step, slope)
+                if not 0.0 < shortest < t:
+                    break
+                t = shortest
             np.multiply(step, t, out=trial)
             trial += w
             decrease = t * slope                  # <g, trial - w>
@@ -350,6 +361,23 @@ class Newton:
                 return
             t *= 0.5
         # No decrease at any step length: w is optimal to rounding; keep it.
+
+    def _bounded_step(self, step, slope):
+        """-slope / A, A = s.(l2 P) s + sum_i c_i dz_i^2 / (gamma n): the minimiser along the
+        step of the quadratic upper bound f(w) + t slope + t^2 A / 2 of the smooth part."""
+        problem = self.problem
+        # In units of the largest entry of s and X s, so that no square overflows (rows scaled
+        # by 1e100, say): A and the slope are quadratic and linear in those units.
+        scale = max(float(np.max(np.abs(step))), float(np.max(np.abs(self.dz), initial=0.0)))
+        if not 0.0 < scale < np.inf:
+            return 0.0
+        s, dz = step / scale, self.dz / scale
+        curvature = problem.l2 * dot(s, s)
+        if self.free_last:
+            curvature -= problem.l2 * s[-1] * s[-1]
+        curvature += float(np.dot(problem.sample_weight * dz, dz)) / (
+            problem.loss.gamma * problem.n_samples)
+        return -slope / scale / scale / curvature if curvature > 0.0 else 0.0
 
     def check_due(self, epoch):
         return None
