@@ -9,9 +9,11 @@ import numpy as np
 from fastdual import _fit, _multiclass
 from fastdual._defaults import DEFAULTS
 from fastdual._fit import solve
+from fastdual._loop import TrainingInterrupted
 from fastdual._problem import build_problem, class_multipliers
 from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
-                                  check_positive, check_seed, check_stream_weights)
+                                  check_positive, check_seed, check_stream_weights,
+                                  check_verbose, feature_names)
 from fastdual.losses import get_loss_spec
 from fastdual.model import Model
 from fastdual.solvers import SOLVERS
@@ -94,6 +96,7 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     """
     tol = check_positive("tol", tol, allow_zero=True)
     max_epochs = check_int("max_epochs", max_epochs, 1)
+    verbose = check_verbose(verbose)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {callback!r}")
     if warm_start is not None and not isinstance(warm_start, Model):
@@ -107,6 +110,19 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, fit_
     run = dict(solver=solver, options=given_options, seed=seed, tol=tol, max_epochs=max_epochs,
                check_every=check_every, verbose=verbose, callback=callback,
                on_interrupt=on_interrupt)
+    names = feature_names(X)
+    try:
+        model = _train(X, y, objective, run, multiclass, class_weight, warm_start, n_jobs)
+    except TrainingInterrupted as interrupted:
+        if interrupted.model is not None:
+            interrupted.model.feature_names_in_ = names
+        raise
+    model.feature_names_in_ = names
+    return model
+
+
+def _train(X, y, objective, run, multiclass, class_weight, warm_start, n_jobs):
+    loss, sample_weight = objective["loss"], objective["sample_weight"]
     if get_loss_spec(loss).structured:
         return _train_structured(X, y, objective, run, multiclass, class_weight, warm_start)
     if get_loss_spec(loss).task == "binary":
@@ -151,7 +167,11 @@ def weigh_classes(class_weight, classes, index, sample_weight):
     (validated, a scalar broadcast); build_problem normalises the product."""
     per_class = class_multipliers(class_weight, classes,
                                   np.bincount(index, minlength=classes.shape[0]))
-    return check_stream_weights(sample_weight, index.shape[0]) * per_class[index]
+    weights = check_stream_weights(sample_weight, index.shape[0]) * per_class[index]
+    if not np.any(weights > 0):
+        raise ValueError(f"class_weight {class_weight!r} gives every sample the weight 0"
+                         + ("" if sample_weight is None else " (with sample_weight)"))
+    return weights
 
 
 def _split_options(loss, solver, options):

@@ -108,9 +108,14 @@ def initial_duals(problem, warm_start):
     if warm_start.loss != problem.loss_name:
         raise ValueError(f"warm_start was trained with loss={warm_start.loss!r}, "
                          f"not loss={problem.loss_name!r}")
-    if warm_start.coef_.shape[0] != problem.n_features:
-        raise ValueError(f"warm_start has {warm_start.coef_.shape[0]} features, "
-                         f"X has {problem.n_features}")
+    coef = np.asarray(warm_start.coef_)
+    if coef.ndim != 1:
+        raise ValueError(f"warm_start is a {coef.shape[0]}-class model (coef_ of shape "
+                         f"{coef.shape}); this problem is one binary or regression problem")
+    if coef.shape[0] != problem.n_features:
+        raise ValueError(f"warm_start has {coef.shape[0]} features, X has {problem.n_features}")
+    if not (np.isfinite(coef).all() and np.isfinite(warm_start.intercept_)):
+        raise ValueError("warm_start's coef_ or intercept_ contains NaN or infinity")
     duals = warm_start.dual_coef_
     if duals is not None and duals.shape[0] == problem.n_samples:
         if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):

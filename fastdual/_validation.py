@@ -151,6 +151,8 @@ def check_matrix(X, name="X", n_features=None):
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"{name} must be a 2-D numeric array or a scipy sparse matrix: {exc}") from None
+    if arr.dtype.kind == "O" and hasattr(X, "to_numpy"):
+        arr = _frame_values(X, name)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -170,6 +172,17 @@ def check_matrix(X, name="X", n_features=None):
         raise ValueError(f"{name} contains NaN or infinity (at row {row}, column {column})")
     return Matrix(values, _EMPTY_INT32, _EMPTY_INT32, n_samples, n_cols, False,
                   column_source)
+
+
+def _frame_values(X, name):
+    """A pandas frame whose columns have nullable extension dtypes ("Int64", "Float64",
+    "boolean"): numpy sees objects; its values as float64 when it has no missing entry."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not all(getattr(dtype, "kind", "O") in "biuf" for dtype in dtypes):
+        return np.asarray(X)
+    if bool(X.isna().to_numpy().any()):
+        raise ValueError(f"{name} has missing values (pandas NA); fill or drop them first")
+    return X.to_numpy(dtype=np.float64)
 
 
 _FINITE_BLOCK = 1 << 16
@@ -253,6 +266,9 @@ def csr_rows(data, indices, indptr, n_features, name="X", column_source=None):
         raise ValueError(f"{name} must have a nonnegative number of features, got {n_cols}")
     if data.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {data.dtype}")
+    for part, array in (("indices", indices), ("indptr", indptr)):
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"{name}.{part} must hold integers, got dtype {array.dtype}")
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)
     data = np.ascontiguousarray(data)
@@ -443,6 +459,27 @@ def check_int(name, value, minimum):
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     return int(value)
+
+
+def feature_names(X):
+    """The column names of a pandas-like frame X when every one is a string (scikit-learn's
+    rule: names of other types are not names), as an object array; else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or callable(columns) or isinstance(X, Matrix) or _is_scipy_sparse(X):
+        return None
+    names = list(columns)
+    if not names or not all(isinstance(name, str) for name in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def check_verbose(verbose):
+    """verbose: False / True or an integer >= 0 (0 silent, 1 a line per check, 2 a bar)."""
+    if isinstance(verbose, bool):
+        return int(verbose)
+    if not isinstance(verbose, numbers.Integral) or verbose < 0:
+        raise TypeError(f"verbose must be an integer >= 0 or a bool, got {verbose!r}")
+    return int(verbose)
 
 
 def check_choice(name, value, choices):

@@ -11,7 +11,7 @@ import reprlib
 
 import numpy as np
 
-from fastdual._validation import check_matrix
+from fastdual._validation import check_matrix, feature_names
 from fastdual.losses import LOSSES, make_loss
 
 FORMAT_NAME = "fastdual.Model"
@@ -35,7 +35,9 @@ class Model:
     cancellation), converged_, n_epochs_,
     history_ (one dict per check: epoch, seconds, primal, dual, gap, nnz), dual_coef_,
     l2_, l1_ (the strengths of the objective certified), l2_added_ (> 0 only for pure l1),
-    intercept_mode ("regularized", "free" or "none"), stream_ (None, or the state of the
+    intercept_mode ("regularized", "free" or "none"), feature_names_in_ (the column names of
+    the pandas frame it was trained on, all strings, or None; predicting on a frame whose
+    columns differ or come in another order is refused), stream_ (None, or the state of the
     fastdual.OnlineRDA that wrote the file: {"settings": dict, "arrays": dict}), switches_
     (solver="auto"'s switches from one method to the next: a list of dicts with epoch,
     from, to, solver, reason (stalled, handed over, a correction paid or undone) and
@@ -47,8 +49,13 @@ class Model:
     """
 
     def __init__(self, coef, intercept, classes, *, dual_coef=None, stream=None,
-                 class_certificates=None, multiclass=None, switches=None, **metadata):
+                 class_certificates=None, multiclass=None, switches=None, feature_names=None,
+                 **metadata):
         self.stream_ = stream
+        # the column names of the frame it was trained on (strings), or None: predicting on a
+        # frame checks its columns against them
+        self.feature_names_in_ = (None if feature_names is None
+                                  else np.asarray(list(feature_names), dtype=object))
         # solver="auto"'s switches from a stalled method to the next, in order (each a dict:
         # epoch, from, to, solver, reason, relative_gap; with k classes one-vs-rest, also class)
         self.switches_ = [dict(s) for s in switches or ()]
@@ -92,8 +99,21 @@ class Model:
 
     def decision_function(self, X):
         """Scores x . w + b: (n,) for one coefficient vector, (n, k) for k classes."""
-        matrix = check_matrix(X, "X", n_features=self.coef_.shape[-1])
-        return matrix.matvec(self.coef_.T) + self.intercept_
+        names = getattr(self, "feature_names_in_", None)
+        given = None if names is None else feature_names(X)
+        if given is not None and (given.shape != names.shape or np.any(given != names)):
+            raise ValueError(_name_mismatch(given, names))
+        coef = np.asarray(self.coef_, dtype=np.float64)       # (a list set by hand, too)
+        intercept = np.asarray(self.intercept_, dtype=np.float64)
+        if coef.ndim not in (1, 2) or coef.size == 0:
+            raise ValueError(f"the model's coef_ must be 1-D or 2-D and not empty, got shape "
+                             f"{coef.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):   # (the sum first: no temporary)
+            finite = np.isfinite(np.sum(coef)) or np.isfinite(coef).all()
+        if not (finite and np.isfinite(intercept).all()):
+            raise ValueError("the model's coef_ or intercept_ contains NaN or infinity")
+        matrix = check_matrix(X, "X", n_features=coef.shape[-1])
+        return matrix.matvec(coef.T) + intercept
 
     def predict(self, X):
         scores = self.decision_function(X)
@@ -137,6 +157,8 @@ class Model:
             metadata["multiclass"] = self.multiclass
         if self.switches_:               # written only when there are some: older files and
             metadata["switches"] = self.switches_    # readers know no such key
+        if getattr(self, "feature_names_in_", None) is not None:          # (as switches)
+            metadata["feature_names"] = [str(name) for name in self.feature_names_in_]
         arrays = {"coef": self.coef_, "intercept": np.array(self.intercept_),
                   "metadata": np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8)}
         if self.classes_ is not None:
@@ -159,6 +181,17 @@ class Model:
             raise ValueError(f"cannot save this model: {exc}") from None
         with open(path, "wb") as handle:
             np.savez(handle, **arrays)
+
+
+def _name_mismatch(given, names):
+    """What differs between X's column names and the model's, in a sentence."""
+    if given.shape == names.shape and set(given) == set(names):
+        return ("X has the model's feature names in another order: its columns must be in the "
+                f"order the model was trained on, {reprlib.repr(list(names))}")
+    unseen = [name for name in given if name not in set(names)]
+    missing = [name for name in names if name not in set(given)]
+    return (f"X's feature names differ from the model's: unseen {reprlib.repr(unseen)}, "
+            f"missing {reprlib.repr(missing)}")
 
 
 def read_npz(path):
@@ -325,6 +358,12 @@ def _check_model(arrays):
     stream = metadata.pop("stream", None)
     multiclass = metadata.pop("multiclass", None)
     switches = metadata.pop("switches", None)
+    names = metadata.pop("feature_names", None)
+    if names is not None and not (isinstance(names, list)
+                                  and all(isinstance(name, str) for name in names)
+                                  and len(set(names)) == len(names)):
+        raise ValueError(f"metadata feature_names must be a list of distinct strings, "
+                         f"got {reprlib.repr(names)}")
     if switches is not None and not _KINDS["records"][0](switches):
         raise ValueError(f"metadata switches must be {_KINDS['records'][1]}, "
                          f"got {reprlib.repr(switches)}")
@@ -411,4 +450,9 @@ def _check_model(arrays):
         metadata["multiclass"] = multiclass
     if switches is not None:
         metadata["switches"] = switches
+    if names is not None:
+        if len(names) != metadata["n_features_in_"]:
+            raise ValueError(f"metadata feature_names has {len(names)} names for "
+                             f"{metadata['n_features_in_']} features")
+        metadata["feature_names"] = names
     return arrays, metadata

@@ -53,6 +53,24 @@ def wrapping_indptr():
     return M
 
 
+def float_indices():
+    """A CSR X whose column indices are floats with fractions (they used to be truncated)."""
+    M = sp.csr_matrix(X)
+    M.indices = M.indices.astype(np.float64) + 0.5
+    return M
+
+
+def nan_model():
+    model = fastdual.train(X, Y, max_epochs=3, tol=0.0)
+    model.coef_[:] = np.nan
+    model.dual_coef_ = None
+    return model
+
+
+def three_class_model():
+    return fastdual.train(X, np.arange(N) % 3, max_epochs=3, tol=0.0)
+
+
 def train(X_, y_, **kwargs):
     return lambda: fastdual.train(X_, y_, max_epochs=3, tol=0.0, random_state=0, **kwargs)
 
@@ -181,6 +199,24 @@ CASES = [
      ValueError, r"^max_epochs must be"),
     ("stream-missing-file", lambda: fastdual.train_stream("/nonexistent/data.svm"),
      FileNotFoundError, r"no such file"),
+    # the probe's unclear and silent cases: each named
+    ("csr-float-indices", train(float_indices(), Y), TypeError,
+     r"^X\.indices must hold integers, got dtype float64$"),
+    ("class-weight-all-zero", train(X, (Y > 0).astype(int), class_weight={0: 0.0, 1: 0.0}),
+     ValueError, r"^class_weight \{0: 0\.0, 1: 0\.0\} gives every sample the weight 0$"),
+    ("verbose-string", train(X, Y, verbose="loud"), TypeError,
+     r"^verbose must be an integer >= 0 or a bool, got 'loud'$"),
+    ("verbose-negative", train(X, Y, verbose=-1), TypeError, r"^verbose must be an integer >= 0"),
+    ("warm-start-nan", train(X, Y, warm_start=nan_model()), ValueError,
+     r"^warm_start's coef_ or intercept_ contains NaN or infinity$"),
+    ("warm-start-k-class", train(X, Y, warm_start=three_class_model()), ValueError,
+     r"^warm_start is a 3-class model \(coef_ of shape \(3, 4\)\); this problem is one binary"),
+    ("predict-nan-model", lambda: fastdual.Model(np.full(D, np.nan), 0.0, np.array([0, 1]),
+                                                 loss="hinge").predict(X),
+     ValueError, r"^the model's coef_ or intercept_ contains NaN or infinity$"),
+    ("predict-inf-intercept", lambda: fastdual.Model(COEF, np.inf, np.array([0, 1]),
+                                                     loss="hinge").predict(X),
+     ValueError, r"^the model's coef_ or intercept_ contains NaN or infinity$"),
 ]
 
 
@@ -360,3 +396,36 @@ def test_a_joint_k_class_certificate_refuses_non_finite_duals(multiclass, loss):
         with pytest.raises(ValueError, match=r"^dual_coef contains NaN or infinity"):
             fastdual.duality_gap(Xm, ym, model.coef_, model.intercept_, loss=loss, alpha=0.1,
                                  multiclass=multiclass, dual_coef=np.full((3, 90), bad))
+
+
+def test_a_frame_of_nullable_integers_trains_as_its_numbers():
+    """pandas' nullable dtypes ("Int64", "Float64", "boolean") reach numpy as objects: a frame
+    without missing values trains on its numbers, the same model as from the float array; one
+    with a missing value is refused by name."""
+    pd = pytest.importorskip("pandas")
+    counts = np.trunc(X * 10)
+    frame = pd.DataFrame(counts).astype(int).astype("Int64")
+    model = fastdual.train(frame, Y, random_state=0)
+    np.testing.assert_array_equal(model.coef_, fastdual.train(counts, Y, random_state=0).coef_)
+    frame.iloc[2, 1] = pd.NA
+    with pytest.raises(ValueError, match=r"^X has missing values \(pandas NA\)"):
+        fastdual.train(frame, Y)
+
+
+def test_a_model_whose_coef_is_a_list_still_predicts():
+    model = fastdual.train(X, Y, random_state=0)
+    expected = model.predict(X)
+    model.coef_ = model.coef_.tolist()
+    np.testing.assert_array_equal(model.predict(X), expected)
+
+
+def test_an_f1_certificate_names_what_is_wrong_with_its_duals():
+    model = fastdual.train(X, Y, loss="f1_hinge", solver="agm", max_epochs=5, tol=0.0)
+    zero_mu, nan_score = model.dual_coef_.copy(), model.dual_coef_.copy()
+    zero_mu[-1], nan_score[0] = 0.0, np.nan
+    for duals, fragment in ((zero_mu, r"; its last entry mu is 0\.0$"),
+                            (nan_score, r"contains NaN or infinity$"),
+                            (model.dual_coef_[:-1], r"shape \(31,\), got \(30,\)$")):
+        with pytest.raises(ValueError, match=fragment):
+            fastdual.duality_gap(X, Y, model.coef_, model.intercept_, loss="f1_hinge",
+                                 dual_coef=duals)

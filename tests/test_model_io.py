@@ -302,3 +302,39 @@ def test_the_model_module_imports_no_file_format_module():
             imported.add(str(node.args[0].value))
     assert not [name for name in imported
                 if name.rsplit(".", 1)[-1] in ("formats", "liblinear_format")]
+
+
+def test_feature_names_travel_with_the_model_and_guard_predict(tmp_path):
+    """A model trained on a frame of string-named columns keeps the names (in its file too);
+    a frame with the columns reordered or renamed is refused at predict, where it used to be
+    scored column by column as if nothing had changed; arrays and frames with the same
+    columns predict as before."""
+    pd = pytest.importorskip("pandas")
+    X, y = binary_problem(n=40, d=4, seed=3)
+    frame = pd.DataFrame(X, columns=["w", "x", "y", "z"])
+    model = train_quietly(frame, y, loss="logistic", alpha=0.1)
+    assert list(model.feature_names_in_) == ["w", "x", "y", "z"]
+    path = tmp_path / "named.fd"
+    model.save(path)
+    loaded = fastdual.load(path)
+    for m in (model, loaded):
+        np.testing.assert_array_equal(m.predict(frame), m.predict(X))
+        with pytest.raises(ValueError, match="in another order"):
+            m.predict(frame[["z", "y", "x", "w"]])
+        with pytest.raises(ValueError, match=r"unseen \['v'\], missing \['w'\]"):
+            m.predict(frame.rename(columns={"w": "v"}))
+    # names that are not all strings are no names (scikit-learn's rule)
+    assert train_quietly(pd.DataFrame(X), y, alpha=0.1).feature_names_in_ is None
+    assert train_quietly(X, y, alpha=0.1).feature_names_in_ is None
+
+
+@pytest.mark.parametrize("names, fragment", [
+    (["a", "a", "b", "c"], "feature_names must be a list of distinct strings"),
+    ([1, 2, 3, 4], "feature_names must be a list of distinct strings"),
+    (["a", "b"], "feature_names has 2 names for 4 features"),
+])
+def test_load_refuses_bad_feature_names(tmp_path, valid, names, fragment):
+    path = tmp_path / "bad.fd"
+    tampered(feature_names=names)(path, valid)
+    with pytest.raises(ValueError, match=fragment):
+        fastdual.load(path)

@@ -63,9 +63,14 @@ class F1Problem(Problem):
     def feasible_duals(self, duals):
         duals = np.asarray(duals, dtype=np.float64)
         n = self.n_samples
-        if duals.shape != (n + 1,) or not np.isfinite(duals).all() or not duals[n] > 0.0:
-            raise ValueError(f"dual_coef of an f1_hinge model is (scores of the n = {n} samples, "
-                             f"mu > 0), finite, shape ({n + 1},); got shape {duals.shape}")
+        what = (f"dual_coef of an f1_hinge model is (scores of the n = {n} samples, mu > 0), "
+                f"finite, shape ({n + 1},)")
+        if duals.shape != (n + 1,):
+            raise ValueError(f"{what}; got shape {duals.shape}")
+        if not np.isfinite(duals).all():
+            raise ValueError(f"{what}; it contains NaN or infinity")
+        if not duals[n] > 0.0:
+            raise ValueError(f"{what}; its last entry mu is {float(duals[n])!r}")
         floor = smallest_mu(duals[:n])
         if duals[n] < floor:
             duals = duals.copy()
