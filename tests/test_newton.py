@@ -50,6 +50,16 @@ def test_the_passes_match_numpy(loss, sparse):
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
                                atol=1e-12)
+    # Both in one pass: the same bits as each alone (slopes and curvatures zero on some rows).
+    slope[::4], curve[1::5] = 0.0, 0.0
+    gradient, diagonal, alone = np.empty(6), np.empty(6), np.empty(6)
+    _rows.gradient_and_diagonal(*problem.X.kernel_args, 60, 5, 2.0, slope, curve, gradient,
+                                diagonal)
+    _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, slope, alone)
+    np.testing.assert_array_equal(gradient, alone)
+    np.testing.assert_allclose(gradient, A.T @ slope, rtol=1e-12, atol=1e-12)
+    _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, alone, True)
+    np.testing.assert_array_equal(diagonal, alone)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -341,6 +351,7 @@ def test_a_newton_epoch_reports_the_passes_it_made(monkeypatch, linear_solver, l
     driver = Newton(problem, {"max_cg": 250, "linear_solver": linear_solver}, 0)
     calls = []
     for module, name in [(_rows, "margins"), (_rows, "transpose_times"),
+                         (_rows, "gradient_and_diagonal"),
                          (_rows, "hessian_vector"), (_rows, "hessian_matrix"),
                          (_gram, "blocked_hessian_matrix")]:
         original = getattr(module, name)

@@ -128,6 +128,8 @@ class Newton:
         self.dz = np.empty(n)
         self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
         self.buffer = np.empty(d + 1)      # the kernels' d-vector output (H times a direction)
+        self.diagonal = np.empty(d + 1)    # diag(X^T D X) at w, the preconditioner's
+        self.diagonal_fresh = False        # (computed with the gradient, in its pass, for CG)
         self.passes = 0                    # passes over the data so far
         self.previous_norm = None          # the last iteration's gradient norm
         self.exact_model = (problem.l1 == 0.0
@@ -211,10 +213,13 @@ class Newton:
         the preconditioned residual, all updated in place."""
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
-        self.passes += 1
-        _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
-                                self.curve, self.buffer, True)
-        precond = self.buffer * (PRECONDITIONER_MIX / n)    # (1 - m) l2 p + m (diag/n + l2 p)
+        if not self.diagonal_fresh:       # (the direct solve's fallback)
+            self.passes += 1
+            _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+                                  self.curve, self.diagonal, True)
+        precond = self.diagonal             # in place: (1 - m) l2 p + m (diag/n + l2 p)
+        precond *= PRECONDITIONER_MIX / n
+        self.diagonal_fresh = False
         precond += l2
         damp_last = False
         if self.free_last:
@@ -285,8 +290,14 @@ class Newton:
         value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
         self.passes += 1
-        _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
-                                self.slope, gradient)
+        self.diagonal_fresh = not self.direct
+        if self.diagonal_fresh:             # CG's preconditioner in the gradient's pass
+            _rows.gradient_and_diagonal(*problem.X.kernel_args, n, problem.n_features,
+                                        problem.bias, self.slope, self.curve, gradient,
+                                        self.diagonal)
+        else:
+            _rows.transpose_times(*problem.X.kernel_args, n, problem.n_features, problem.bias,
+                                  self.slope, gradient)
         gradient *= 1.0 / n
         self._add_l2(w, gradient)
         # The elastic net (docs/math.md Sec. 4f): the orthant-wise Newton step. The pseudo-
