@@ -50,6 +50,18 @@ def test_the_passes_match_numpy(loss, sparse):
     _rows.transpose_times(*problem.X.kernel_args, 60, 5, 2.0, curve, out, True)
     np.testing.assert_allclose(out, np.diag(A.T @ (curve[:, None] * A)), rtol=1e-12,
                                atol=1e-12)
+    # H v with X v on the way: the same H v bits, and X v on every row, those of zero
+    # curvature (which H v skips) included.
+    curve_some_zero = curve.copy()
+    curve_some_zero[::3] = 0.0
+    _rows.hessian_vector(*problem.X.kernel_args, 60, 5, 2.0, curve_some_zero, v, out)
+    with_margins, margins = np.empty(6), np.full(60, np.nan)
+    _rows.hessian_vector(*problem.X.kernel_args, 60, 5, 2.0, curve_some_zero, v, with_margins,
+                         margins)
+    np.testing.assert_array_equal(with_margins, out)
+    np.testing.assert_allclose(margins, A @ v, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="margins has 59 entries for 60 rows"):
+        _rows.hessian_vector(*problem.X.kernel_args, 60, 5, 2.0, curve, v, out, np.empty(59))
     # Both in one pass: the same bits as each alone (slopes and curvatures zero on some rows).
     slope[::4], curve[1::5] = 0.0, 0.0
     gradient, diagonal, alone = np.empty(6), np.empty(6), np.empty(6)
@@ -463,3 +475,27 @@ def test_newton_leaves_zero_where_no_margin_has_curvature(gamma):
     assert start == pytest.approx(1.0 - gamma / 2)
     assert np.any(newton.coef_ != 0.0)
     assert newton.primal_ < 1e-3 * start and newton.primal_ <= sdca.primal_
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_the_step_margins_summed_in_cg_are_x_times_the_step(loss):
+    """Where every row has curvature (logistic), CG sums X s from each direction's X d (no pass
+    of its own); the margins the line search leaves for the next iteration are then X w to
+    rounding, at every iteration, as they are where the step's margins take their own pass
+    (the squared hinge, rows without curvature)."""
+    from fastdual.solvers.newton import Newton
+    X, y = problem_for(loss, n=200, d=30, seed=4, sparse=True)
+    problem = build_problem(X, y, loss=loss, alpha=1e-4, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    A = np.column_stack([X.toarray(), np.ones(200)])
+    driver = Newton(problem, {"max_cg": 250, "linear_solver": "cg"}, 0)
+    summed = []
+    for _ in range(6):
+        driver.epoch()
+        assert driver.step_margins == bool(np.all(driver.curve != 0.0))
+        summed.append(driver.step_margins)
+        if driver.fresh_margins:
+            np.testing.assert_allclose(driver.z, A @ driver.w, rtol=1e-9,
+                                       atol=1e-9 * np.abs(A @ driver.w).max())
+    assert all(summed) if loss == "logistic" else not all(summed)

@@ -302,20 +302,34 @@ def gradient_and_diagonal(const floating[::1] data, const int[::1] indices,
 
 def hessian_vector(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                    Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
-                   const double[::1] curve, const double[::1] v, double[::1] out):
-    """out = X^T diag(curve) X v, in one pass over the rows (each row's x_i . v, then its axpy)."""
+                   const double[::1] curve, const double[::1] v, double[::1] out,
+                   double[::1] margins=None):
+    """out = X^T diag(curve) X v, in one pass over the rows (each row's x_i . v, then its axpy);
+    with margins (length n_samples), also margins = X v: every row's x_i . v, the rows of zero
+    curvature included (which the product alone skips)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* m = NULL
     cdef Py_ssize_t i, start, end
     cdef double t
+    if margins is not None:
+        if margins.shape[0] != n_samples:
+            raise ValueError(f"margins has {margins.shape[0]} entries for {n_samples} rows")
+        if n_samples > 0:
+            m = &margins[0]
     with nogil:
         out[:] = 0.0
         for i in range(n_samples):
-            if curve[i] == 0.0:
+            if curve[i] == 0.0 and m == NULL:
                 continue
             row_range(ptr, i, n_features, &start, &end)
-            t = curve[i] * (row_dot(x, ind, start, end, &v[0]) + bias * v[n_features])
+            t = row_dot(x, ind, start, end, &v[0]) + bias * v[n_features]
+            if m != NULL:
+                m[i] = t
+                if curve[i] == 0.0:
+                    continue
+            t = curve[i] * t
             row_axpy(x, ind, start, end, t, &out[0])
             out[n_features] += t * bias
 

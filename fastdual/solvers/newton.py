@@ -126,6 +126,8 @@ class Newton:
         self.slope = np.empty(n)
         self.curve = np.empty(n)
         self.dz = np.empty(n)
+        self.direction_margins = np.empty(n)    # X d of CG's direction d
+        self.step_margins = False
         self.trial_z = np.empty(n) if problem.l1 > 0.0 else None   # a projected trial's X w
         self.buffer = np.empty(d + 1)      # the kernels' d-vector output (H times a direction)
         self.diagonal = np.empty(d + 1)    # diag(X^T D X) at w, the preconditioner's
@@ -159,12 +161,12 @@ class Newton:
             out[-1] -= l2 * v[-1]
         return out
 
-    def _hessian_times(self, v):
-        """H v into the buffer (overwritten by the next call)."""
+    def _hessian_times(self, v, margins=None):
+        """H v into the buffer (overwritten by the next call); with margins, X v there too."""
         problem = self.problem
         self.passes += 1
         _rows.hessian_vector(*problem.X.kernel_args, problem.n_samples, problem.n_features,
-                               problem.bias, self.curve, v, self.buffer)
+                             problem.bias, self.curve, v, self.buffer, margins)
         self.buffer *= 1.0 / problem.n_samples
         return self._add_l2(v, self.buffer)
 
@@ -236,9 +238,16 @@ class Newton:
         z = residual / precond
         direction = z.copy()
         rz = dot(residual, z)
+        # X step, summed from each direction's X d, which the product computes on its way
+        # (one pass fewer an iteration), where every row has curvature: a row without would be
+        # read for X d alone at every CG step (docs/math.md 4f).
+        direction_margins = (self.direction_margins if np.all(self.curve != 0.0) else None)
+        if direction_margins is not None:
+            self.dz[:] = 0.0
+        self.step_margins = direction_margins is not None
         model = 0.0                          # Q(step) < 0
         for k in range(1, self.max_cg + 1):
-            hd = self._hessian_times(direction)
+            hd = self._hessian_times(direction, direction_margins)
             if damp_last:
                 hd[-1] += l2 * direction[-1]
             if free is not None:
@@ -247,9 +256,12 @@ class Newton:
             if not curvature > 0.0:          # flat or not convex along it: stop here
                 if not np.any(step):
                     step[:] = residual       # (no progress yet: steepest descent)
+                    self.step_margins = False
                 break
             alpha = rz / curvature
             axpy(alpha, direction, step)
+            if direction_margins is not None:
+                axpy(alpha, direction_margins, self.dz)
             axpy(-alpha, hd, residual)
             # The step lowers Q by alpha r.d - alpha^2 d.H d / 2 = alpha rz / 2 (CG's r.d = rz
             # and alpha d.H d = rz).
@@ -321,13 +333,16 @@ class Newton:
         if self.previous_norm is not None:
             tol = min(tol, norm / self.previous_norm)
         self.previous_norm = norm
+        self.step_margins = False           # (whether _cg_step left X step in dz)
         step = self._direct_step(gradient, free) if self.direct else None
         if step is None:
             step = self._cg_step(gradient, free, tol, norm)
         slope = dot(gradient, step)
         if not slope < 0.0:
             step, slope = -gradient, -norm * norm
-        self._margins(step, self.dz)
+            self.step_margins = False
+        if not self.step_margins:
+            self._margins(step, self.dz)
         trial = np.empty_like(w)
         t = 1.0
         for halvings in range(61):
