@@ -8,10 +8,16 @@ from fastdual._core.losses cimport Loss
 
 
 def loss_terms(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
-               Loss loss, double[::1] slope, double[::1] curve):
-    """sum_i c_i phi(y_i, z_i); slope_i = c_i phi'(z_i), curve_i = c_i phi''(z_i)."""
+               Loss loss, double[::1] slope, double[::1] curve, const double[::1] dz=None,
+               double step=0.0):
+    """sum_i c_i phi(y_i, m_i); slope_i = c_i phi'(m_i), curve_i = c_i phi''(m_i), at the
+    margins m = z, or m_i = z_i + step dz_i with dz (a line search's trial: its terms are then
+    the next iteration's, without a pass of their own once the trial is taken)."""
     cdef Py_ssize_t i, n = z.shape[0]
-    cdef double total = 0.0, c, d1, d2
+    cdef double total = 0.0, c, d1, d2, m
+    cdef bint moved = dz is not None
+    if moved and dz.shape[0] != n:
+        raise ValueError(f"dz has {dz.shape[0]} entries for {n} margins")
     with nogil:
         for i in range(n):
             c = sample_weight[i]
@@ -19,7 +25,8 @@ def loss_terms(const double[::1] y, const double[::1] sample_weight, const doubl
                 slope[i] = 0.0
                 curve[i] = 0.0
                 continue
-            total += c * loss.value_derivatives(y[i], z[i], &d1, &d2)
+            m = z[i] + step * dz[i] if moved else z[i]
+            total += c * loss.value_derivatives(y[i], m, &d1, &d2)
             slope[i] = c * d1
             curve[i] = c * d2
     return total

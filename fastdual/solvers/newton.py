@@ -121,7 +121,8 @@ class Newton:
             if by_blocks(*costs[:2]):
                 self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d + 1))
         self.z = np.empty(n)
-        self.fresh_margins = False
+        self.fresh_margins = False         # z = X w, and slope, curve the loss's terms at z
+        self.data_term = 0.0               # (then sum_i c_i phi(z_i))
         self.updates = 0
         self.slope = np.empty(n)
         self.curve = np.empty(n)
@@ -294,11 +295,12 @@ class Newton:
         n = problem.n_samples
         y, c, loss = problem.y, problem.sample_weight, problem.loss
         w = self.w
-        if self.fresh_margins:   # z = X w already: the accepted trial's, from the line search
-            self.fresh_margins = False
+        if self.fresh_margins:   # z = X w already, and the loss's terms at z: the accepted
+            self.fresh_margins = False       # trial's, from the line search
+            data_term = self.data_term
         else:
             self._margins(w, self.z)
-        data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
+            data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
         value = data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
         self.passes += 1
@@ -360,18 +362,22 @@ class Newton:
             np.multiply(step, t, out=trial)
             trial += w
             decrease = t * slope                  # <g, trial - w>
-            if orthant is None:
-                data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
-            else:
+            # (each trial's loss terms overwrite the iteration's, which CG has used: the
+            # accepted trial's are the next iteration's)
+            crossed = None
+            if orthant is not None:
                 crossed = trial * orthant < 0     # projected back onto the orthant's face
-                if np.any(crossed):
-                    decrease -= float(gradient[crossed] @ trial[crossed])
-                    trial[crossed] = 0.0
-                    trial_z = self.trial_z
-                    self._margins(trial, trial_z)
-                    data_sum = _newton.loss_sum(y, c, trial_z, trial_z, 0.0, loss)
-                else:
-                    data_sum = _newton.loss_sum(y, c, self.z, self.dz, t, loss)
+                if not np.any(crossed):
+                    crossed = None
+            if crossed is None:
+                data_sum = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve,
+                                              self.dz, t)
+            else:
+                decrease -= float(gradient[crossed] @ trial[crossed])
+                trial[crossed] = 0.0
+                trial_z = self.trial_z
+                self._margins(trial, trial_z)
+                data_sum = _newton.loss_terms(y, c, trial_z, loss, self.slope, self.curve)
             trial_value = data_sum / n + self._penalty(trial)
             if trial_value <= value + ARMIJO * decrease:
                 self.w = trial
@@ -379,11 +385,12 @@ class Newton:
                 # MARGIN_REFRESH iterations keeps rounding from accumulating).
                 self.updates += 1
                 if self.updates % MARGIN_REFRESH:
-                    if orthant is not None and np.any(crossed):
+                    if crossed is not None:
                         self.z[:] = trial_z
                     else:
-                        self.z += t * self.dz
+                        self.z += t * self.dz     # (the bits the trial's terms were taken at)
                     self.fresh_margins = True
+                    self.data_term = data_sum
                 return
             t *= 0.5
         # No decrease at any step length: w is optimal to rounding; keep it.
