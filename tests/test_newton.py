@@ -506,3 +506,29 @@ def test_the_step_margins_summed_in_cg_are_x_times_the_step(loss):
             np.testing.assert_allclose(driver.z, A @ driver.w, rtol=1e-9,
                                        atol=1e-9 * np.abs(A @ driver.w).max())
     assert all(summed) if loss == "logistic" else not all(summed)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
+def test_the_certificate_of_newtons_iterate_is_its_gradients_square(loss):
+    """With l2 alone, the certificate of w with its margins' duals is ||g||^2 / (2 l2) exactly
+    (docs/math.md 4f: the Fenchel-Young terms vanish and g = l2 (w - v)); g computed here by
+    NumPy, with sample weights and LIBLINEAR's intercept feature."""
+    X, y = problem_for(loss, n=80, d=6, seed=7)
+    weights = np.random.default_rng(7).uniform(0.5, 2.0, size=80)
+    alpha = 1e-2
+    model = fastdual.train(X, y, loss=loss, alpha=alpha, solver="newton", tol=0.0,
+                           max_epochs=6, sample_weight=weights, linear_solver="cg")
+    A = np.column_stack([X, np.ones(80)])
+    w = np.append(model.coef_, model.intercept_)
+    labels = np.where(y == model.classes_[1], 1.0, -1.0) if loss != "squared" else y
+    z = A @ w
+    if loss == "logistic":
+        slope = -labels / (1.0 + np.exp(labels * z))
+    elif loss == "squared_hinge":
+        slope = -2.0 * labels * np.maximum(0.0, 1.0 - labels * z)
+    else:
+        slope = z - labels
+    c = weights / weights.mean()
+    g = A.T @ (c * slope) / 80 + alpha * w
+    assert model.gap_ == pytest.approx(g @ g / (2 * alpha), rel=1e-9)
+    assert model.gap_ > 1e-12                # (a point short of the optimum: a real test)
