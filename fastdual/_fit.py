@@ -114,8 +114,9 @@ def initial_duals(problem, warm_start):
                          f"{coef.shape}); this problem is one binary or regression problem")
     if coef.shape[0] != problem.n_features:
         raise ValueError(f"warm_start has {coef.shape[0]} features, X has {problem.n_features}")
-    if not (np.isfinite(coef).all() and np.isfinite(warm_start.intercept_)):
-        raise ValueError("warm_start's coef_ or intercept_ contains NaN or infinity")
+    check_coef(coef, problem.n_features, "warm_start's coef_")
+    if not np.isfinite(warm_start.intercept_):
+        raise ValueError("warm_start's intercept_ contains NaN or infinity")
     duals = warm_start.dual_coef_
     if duals is not None and duals.shape[0] == problem.n_samples:
         if np.all(np.isfinite(problem.loss.dual_values(problem.y, duals))):

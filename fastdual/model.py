@@ -11,7 +11,7 @@ import reprlib
 
 import numpy as np
 
-from fastdual._validation import check_matrix, feature_names
+from fastdual._validation import _first_nonfinite, check_matrix, feature_names
 from fastdual.losses import LOSSES, make_loss
 
 FORMAT_NAME = "fastdual.Model"
@@ -108,9 +108,7 @@ class Model:
         if coef.ndim not in (1, 2) or coef.size == 0:
             raise ValueError(f"the model's coef_ must be 1-D or 2-D and not empty, got shape "
                              f"{coef.shape}")
-        with np.errstate(over="ignore", invalid="ignore"):   # (the sum first: no temporary)
-            finite = np.isfinite(np.sum(coef)) or np.isfinite(coef).all()
-        if not (finite and np.isfinite(intercept).all()):
+        if _first_nonfinite(coef.reshape(-1)) is not None or not np.isfinite(intercept).all():
             raise ValueError("the model's coef_ or intercept_ contains NaN or infinity")
         matrix = check_matrix(X, "X", n_features=coef.shape[-1])
         return matrix.matvec(coef.T) + intercept

@@ -60,9 +60,12 @@ def float_indices():
     return M
 
 
-def nan_model():
+def nan_model(part="coef"):
     model = fastdual.train(X, Y, max_epochs=3, tol=0.0)
-    model.coef_[:] = np.nan
+    if part == "coef":
+        model.coef_[:] = np.nan
+    else:
+        model.intercept_ = np.inf
     model.dual_coef_ = None
     return model
 
@@ -208,7 +211,9 @@ CASES = [
      r"^verbose must be an integer >= 0 or a bool, got 'loud'$"),
     ("verbose-negative", train(X, Y, verbose=-1), TypeError, r"^verbose must be an integer >= 0"),
     ("warm-start-nan", train(X, Y, warm_start=nan_model()), ValueError,
-     r"^warm_start's coef_ or intercept_ contains NaN or infinity$"),
+     r"^warm_start's coef_ contains NaN or infinity$"),
+    ("warm-start-inf-intercept", train(X, Y, warm_start=nan_model("intercept")), ValueError,
+     r"^warm_start's intercept_ contains NaN or infinity$"),
     ("warm-start-k-class", train(X, Y, warm_start=three_class_model()), ValueError,
      r"^warm_start is a 3-class model \(coef_ of shape \(3, 4\)\); this problem is one binary"),
     ("predict-nan-model", lambda: fastdual.Model(np.full(D, np.nan), 0.0, np.array([0, 1]),
