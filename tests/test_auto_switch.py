@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import fastdual
+from fastdual._problem import build_problem
 from fastdual.solvers import auto, sdca, switching
 from conftest import problem_for
 
@@ -329,3 +330,50 @@ def test_newton_starts_from_sdcas_first_epochs_on_rows_of_very_different_lengths
                            solver="newton")
     rounding = 1e-12 * abs(alone.primal_)
     assert alone.dual_ - rounding <= model.primal_ <= alone.primal_ + model.gap_ + rounding
+
+
+class KnowsItsGap:
+    """A method that never asks for a certificate (may_reach False) but knows its point's
+    relative gap, which falls by `rate` per epoch of four passes."""
+    name = "newton"
+
+    def __init__(self, rate):
+        self.rate, self.gap = rate, 1.0
+
+    def epoch(self):
+        self.gap *= self.rate
+        return 4
+
+    def may_reach(self, tol):
+        return False
+
+    def known_gap(self):
+        return self.gap
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.99, 0.5])
+def test_the_stall_test_reads_the_gap_a_method_knows_where_it_is_not_certified(rate):
+    """Switching asks for a check (to switch from) exactly when the gaps the running method
+    knows without a certificate show the stall the certified ones would: not before
+    MIN_PASSES, and never for a gap that halves over the latter half of the passes."""
+    X, y = problem_for("logistic", n=50, d=5, seed=0)
+    problem = build_problem(
+        X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
+        intercept_scaling=1.0, sample_weight=None, loss_params={})
+    driver = switching.Switching(problem, KnowsItsGap(rate), ("newton", {}), [("sdca", {})],
+                                 seed=0)
+    asked = None
+    for epoch in range(1, 100):
+        driver.epoch()
+        if driver.may_reach(1e-6):
+            asked = 4 * epoch
+            break
+    # rate 1: no progress; 0.99: 8 epochs (32 passes) lower the gap by 8 %, not half
+    expected = {1.0: switching.MIN_PASSES, 0.99: switching.MIN_PASSES, 0.5: None}[rate]
+    assert asked == expected
+    # a method that knows no gap is certified on the schedule
+    unknowing = KnowsItsGap(1.0)
+    unknowing.known_gap = lambda: None
+    driver = switching.Switching(problem, unknowing, ("newton", {}), [("sdca", {})], seed=0)
+    driver.epoch()
+    assert driver.may_reach(1e-6) is True

@@ -532,3 +532,68 @@ def test_the_certificate_of_newtons_iterate_is_its_gradients_square(loss):
     g = A.T @ (c * slope) / 80 + alpha * w
     assert model.gap_ == pytest.approx(g @ g / (2 * alpha), rel=1e-9)
     assert model.gap_ > 1e-12                # (a point short of the optimum: a real test)
+
+
+def _newton_driver(loss, seed, **objective):
+    from fastdual.solvers.newton import Newton
+    X, y = problem_for(loss, n=150, d=12, seed=seed, sparse=True)
+    weights = np.random.default_rng(seed).uniform(0.5, 2.0, size=150)
+    settings = dict(loss=loss, alpha=1e-5, C=None, l1_ratio=0.0, fit_intercept=True,
+                    intercept_scaling=1.0, sample_weight=weights, loss_params={})
+    problem = build_problem(X, y, **{**settings, **objective})
+    options = {"max_cg": 250, "linear_solver": "cg"}
+    return problem, Newton(problem, options, 0), Newton(problem, options, 0)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
+def test_may_reach_knows_the_certificate_of_the_iterate_and_changes_no_step(loss):
+    """With l2 alone, may_reach's known relative gap is the shared certificate's for the
+    iterate with its margins' duals, at every iteration; asking it changes neither the
+    iterates (same bits) nor the passes the epochs report (its gradient is the next
+    iteration's)."""
+    from fastdual._loop import certify
+    problem, asked, alone = _newton_driver(loss, seed=3)
+    epoch = 0
+    for _ in range(8):
+        passes = asked.epoch()
+        assert passes == alone.epoch()
+        np.testing.assert_array_equal(asked.w, alone.w)
+        epoch += passes
+        assert asked.may_reach(1e-300) is False
+        w, duals = asked.point()
+        check = certify(problem, w, duals, epoch)
+        assert asked.known_gap() == pytest.approx(check.relative_gap, rel=1e-8)
+        assert asked.may_reach(check.relative_gap) is True   # (the second ask: no pass)
+    assert check.relative_gap > 1e-13
+
+
+@pytest.mark.parametrize("objective", [dict(l1_ratio=0.5), dict(regularize_intercept=False)])
+def test_may_reach_knows_no_gap_with_an_l1_term_or_a_free_intercept(objective):
+    """Where the certificate is not ||g||^2 / (2 l2) (an l1 term, a free intercept), may_reach
+    always answers True, knows no gap, and makes no pass."""
+    _, driver, _ = _newton_driver("logistic", seed=5, **objective)
+    driver.epoch()
+    before = driver.passes
+    assert driver.may_reach(1e-300) is True and driver.known_gap() is None
+    assert driver.passes == before
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_newton_is_certified_only_where_its_known_gap_is_near_tol(loss):
+    """The "auto" schedule certifies Newton's iterate only once the gap known from its gradient
+    is within KNOWN_GAP_SLACK of tol, and so returns the model of checking every iteration:
+    the first iterate whose certificate reaches tol, the same bits."""
+    from fastdual.solvers.newton import KNOWN_GAP_SLACK
+    X, y = problem_for(loss, n=300, d=40, seed=11)
+    run = dict(loss=loss, alpha=1e-4, tol=1e-8, linear_solver="cg")
+    for solver in ("newton", "auto"):
+        model = fastdual.train(X, y, solver=solver, **run)
+        every = fastdual.train(X, y, solver="newton", check_every=1, **run)
+        assert model.converged_ and model.solver == "newton"
+        assert model.n_epochs_ == every.n_epochs_
+        np.testing.assert_array_equal(model.coef_, every.coef_)
+        assert (model.gap_, model.primal_) == (every.gap_, every.primal_)
+        assert len(every.history_) > 5
+        assert len(model.history_) <= 3 < len(every.history_)
+        assert all(h["gap"] / h["primal"] <= KNOWN_GAP_SLACK * 1e-8 * (1 + 1e-6)
+                   for h in model.history_)

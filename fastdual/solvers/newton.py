@@ -15,6 +15,8 @@ from fastdual.solvers import _newton
 from fastdual.losses import get_loss_spec
 from fastdual.solvers.common import Option, penalty, soft_threshold, solve_spd
 
+TINY = np.finfo(float).tiny
+
 # scipy.linalg (LAPACK's Cholesky above common.OWN_CHOLESKY_MAX unknowns, gram.pyx's rank-k
 # update) is imported only where it is used: importing fastdual, and a Newton run on a small
 # problem, stay free of it (about 0.05 s of a process's start-up; docs/benchmarks.md N).
@@ -37,6 +39,10 @@ CG_RESIDUAL_TOL = 0.1
 # step takes at small alpha; docs/math.md Sec. 4f).
 DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
+# may_reach: a certificate is made once the relative gap ||g||^2 / (2 l2) / |P| known from the
+# gradient is at most this many times tol (the certificate sums the same gap otherwise, so it
+# may differ by rounding).
+KNOWN_GAP_SLACK = 2.0
 DIRECT_MAX_FEATURES = 2000
 # Forming the Hessian: a stored pair of a row's entries costs one scattered multiply-add
 # (rows.hessian_matrix); BLAS's rank-k update over HESSIAN_BLOCK_ROWS rows
@@ -134,6 +140,11 @@ class Newton:
         self.diagonal = np.empty(d + 1)    # diag(X^T D X) at w, the preconditioner's
         self.diagonal_fresh = False        # (computed with the gradient, in its pass, for CG)
         self.passes = 0                    # passes over the data so far
+        self.reported = 0                  # ... of which epoch() has returned
+        self.at_w = None                   # (P(w), gradient) of the iterate, once computed
+        # The certificate of w with its margins' duals is ||g||^2 / (2 l2) (may_reach)
+        self.gap_known = (problem.l1 == 0.0 and problem.l2 > 0.0 and not self.free_last)
+        self.known = None                  # that relative gap, as the last may_reach found it
         self.previous_norm = None          # the last iteration's gradient norm
         self.exact_model = (problem.l1 == 0.0
                             and "quadratic" in get_loss_spec(problem.loss_name).capabilities)
@@ -145,6 +156,7 @@ class Newton:
         starts better from the model's w than from w(duals) of another alpha."""
         self.w = np.array(w, dtype=np.float64)
         self.fresh_margins = False
+        self.at_w = None
         self.previous_norm = None
 
     def _margins(self, w, out):
@@ -285,23 +297,27 @@ class Newton:
         return penalty(w, self.problem.l2, self.problem.l1, self.free_last)
 
     def epoch(self):
-        """One Newton iteration; returns the passes over the data it made."""
-        start = self.passes
+        """One Newton iteration; returns the passes over the data it made (with the gradient
+        pass may_reach made for it, if it did)."""
         self._iterate()
-        return self.passes - start
+        passes, self.reported = self.passes - self.reported, self.passes
+        return passes
 
-    def _iterate(self):
+    def _gradient(self):
+        """(P(w), the gradient at w) of the iterate, computed once per iterate: by the
+        iteration, or before it by may_reach. The pass also leaves CG's preconditioner diagonal
+        at w (diagonal_fresh) unless the direct solve forms the Hessian."""
+        if self.at_w is not None:
+            return self.at_w
         problem = self.problem
         n = problem.n_samples
-        y, c, loss = problem.y, problem.sample_weight, problem.loss
         w = self.w
-        if self.fresh_margins:   # z = X w already, and the loss's terms at z: the accepted
-            self.fresh_margins = False       # trial's, from the line search
-            data_term = self.data_term
-        else:
-            self._margins(w, self.z)
-            data_term = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve)
-        value = data_term / n + self._penalty(w)
+        if not self.fresh_margins:  # (else z = X w already, and the loss's terms at z: the
+            self._margins(w, self.z)  # accepted trial's, from the line search)
+            self.data_term = _newton.loss_terms(problem.y, problem.sample_weight, self.z,
+                                                problem.loss, self.slope, self.curve)
+            self.fresh_margins = True
+        value = self.data_term / n + self._penalty(w)
         gradient = np.empty(w.shape[0])
         self.passes += 1
         self.diagonal_fresh = not self.direct
@@ -314,6 +330,37 @@ class Newton:
                                   self.slope, gradient)
         gradient *= 1.0 / n
         self._add_l2(w, gradient)
+        self.at_w = (value, gradient)
+        return self.at_w
+
+    def may_reach(self, tol):
+        """Whether the certificate of the iterate may reach tol (the "auto" schedule's
+        question). With the l2 penalty alone (the intercept regularised or absent) the
+        certificate of w with its margins' duals is ||g||^2 / (2 l2) exactly (docs/math.md 4f):
+        the iteration's own gradient, computed here one iteration early (the next iteration
+        uses it, so no pass is added but at the last), gives it. False while that relative gap
+        is above KNOWN_GAP_SLACK * tol; otherwise (an l1 term, a free intercept) always True."""
+        self.known = None
+        if not self.gap_known:
+            return True
+        value, gradient = self._gradient()
+        norm = nrm2(gradient)
+        self.known = norm * norm / (2.0 * self.problem.l2) / max(abs(value), TINY)
+        return not self.known > KNOWN_GAP_SLACK * tol
+
+    def known_gap(self):
+        """The relative gap of the iterate's certificate that the last may_reach computed
+        without it, or None (solver="auto"'s stall test reads it where no check is made)."""
+        return self.known
+
+    def _iterate(self):
+        problem = self.problem
+        n = problem.n_samples
+        y, c, loss = problem.y, problem.sample_weight, problem.loss
+        w = self.w
+        value, gradient = self._gradient()
+        self.at_w = None
+        self.fresh_margins = False          # (the line search's trials overwrite the terms)
         # The elastic net (docs/math.md Sec. 4f): the orthant-wise Newton step. The pseudo-
         # gradient is the minimum-norm subgradient; the free coordinates are the nonzero ones
         # and the zeros that it moves; the step stays in the orthant of w (a zero's orthant is

@@ -100,6 +100,7 @@ class Switching:
         self.steps = 0            # epoch() calls of the running correction
         self.seed = seed
         self.start = 0            # the loop's pass count when the running method started
+        self.passes = 0           # the loop's pass count (the epochs' passes so far)
         self.best = []            # (passes of the running method, best relative gap so far)
         self.next_forced = None   # after a switch: the stage passes of its next forced check
         self.switches = []
@@ -120,7 +121,9 @@ class Switching:
 
     def epoch(self):
         self.steps += 1
-        return self.current.epoch()
+        passes = self.current.epoch()
+        self.passes += 1 if passes is None else int(passes)
+        return passes
 
     def point(self):
         """The running method's point; during a correction, its w certified with the stalled
@@ -140,6 +143,26 @@ class Switching:
     def check_work(self):
         work = getattr(self.current, "check_work", None)
         return 1.0 if work is None else work()
+
+    def may_reach(self, tol):
+        """The running method's answer (the "auto" schedule's question: whether a certificate
+        may reach tol), but the stall test must still see the gap: where the method knows its
+        point's relative gap without a certificate (`known_gap()`: Newton's ||g||^2 / (2 l2)),
+        that gap is recorded for the test in the check's place, and a stall it shows is
+        checked (the switch starts from a checkpoint); a method that does not know it is
+        checked on the schedule. During a correction, always."""
+        reach = getattr(self.current, "may_reach", None)
+        if self.correction is not None or reach is None or reach(tol):
+            return True
+        known = getattr(self.current, "known_gap", None)
+        gap = None if known is None else known()
+        if gap is None:
+            return True
+        passes = self.passes - self.start
+        if self.best:
+            gap = min(gap, self.best[-1][1])
+        self.best.append((passes, gap))
+        return bool(self.stages) and self.stalled(passes, gap)
 
     def dual_vector_out(self):
         out = getattr(self.current, "dual_vector_out", None)
