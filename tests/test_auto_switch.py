@@ -30,9 +30,20 @@ def certify(X, y, model, **objective):
                                 dual_coef=model.dual_coef_, **objective)
 
 
-def test_a_stalling_first_method_hands_over_and_the_run_converges():
+def test_a_stalling_first_method_hands_over_and_the_run_converges(monkeypatch):
     # Squared loss on wide raw rows: auto's rule picks Newton, whose certificate (duals from
     # its margins) stops shrinking; SDCA from the last certified point converges.
+    from fastdual.solvers.newton import Newton
+    known = []          # (Newton's passes, the gap it knew without a certificate)
+    known_gap = Newton.known_gap
+
+    def recorded(self):
+        gap = known_gap(self)
+        if gap is not None:
+            known.append((self.reported, gap))
+        return gap
+
+    monkeypatch.setattr(Newton, "known_gap", recorded)
     X, y = text_like(200, 2000, 20, 3.0, seed=0)
     objective = dict(loss="squared", C=10.0)
     run = dict(tol=1e-6, max_epochs=3000, random_state=0)
@@ -52,12 +63,15 @@ def test_a_stalling_first_method_hands_over_and_the_run_converges():
     assert switch["epoch"] < model.n_epochs_ <= run["max_epochs"]
     epochs = [h["epoch"] for h in model.history_]
     assert switch["epoch"] in epochs
-    # the switch was made on a certified point of Newton, as the stall test defines it
+    # the switch was made on a certified point of Newton, as the stall test defines it: on
+    # the gaps certified, and between checks those Newton knew without a certificate
     before = [h for h in model.history_ if start < h["epoch"] <= switch["epoch"]]
     assert switch["relative_gap"] == pytest.approx(before[-1]["gap"] / before[-1]["primal"])
-    half = [h["gap"] / h["primal"] for h in before
-            if h["epoch"] - start <= (switch["epoch"] - start) // 2]
-    best_now = min(h["gap"] / h["primal"] for h in before)
+    seen = [(h["epoch"] - start, h["gap"] / h["primal"]) for h in before] + known
+    passes = switch["epoch"] - start
+    assert known and max(done for done, _ in known) <= passes
+    half = [gap for done, gap in seen if done <= passes // 2]
+    best_now = min(gap for done, gap in seen if done <= passes)
     assert best_now > switching.STALL_FACTOR * min(half)
     # the certificate is the shared one of exactly the returned coefficients and duals
     cert = certify(X, y, model, **objective)
@@ -337,11 +351,13 @@ class KnowsItsGap:
     relative gap, which falls by `rate` per epoch of four passes."""
     name = "newton"
 
-    def __init__(self, rate):
-        self.rate, self.gap = rate, 1.0
+    def __init__(self, rate, flat_after=None):
+        self.rate, self.gap, self.passes, self.flat_after = rate, 1.0, 0, flat_after
 
     def epoch(self):
-        self.gap *= self.rate
+        self.passes += 4
+        if self.flat_after is None or self.passes <= self.flat_after:
+            self.gap *= self.rate
         return 4
 
     def may_reach(self, tol):
@@ -351,17 +367,22 @@ class KnowsItsGap:
         return self.gap
 
 
-@pytest.mark.parametrize("rate", [1.0, 0.99, 0.5])
-def test_the_stall_test_reads_the_gap_a_method_knows_where_it_is_not_certified(rate):
+@pytest.mark.parametrize("rate, flat_after", [(1.0, None), (0.99, None), (0.5, None),
+                                              (0.5, 100)])
+def test_the_stall_test_reads_the_gap_a_method_knows_where_it_is_not_certified(rate,
+                                                                             flat_after):
     """Switching asks for a check (to switch from) exactly when the gaps the running method
-    knows without a certificate show the stall the certified ones would: not before
-    MIN_PASSES, and never for a gap that halves over the latter half of the passes."""
+    knows without a certificate show the stall the certified ones would, tested at each
+    doubling of the passes from MIN_PASSES: not before MIN_PASSES, never for a gap that halves
+    over the latter half of the passes, and for a gap flat from pass 100, at 256 (at 128 the
+    best gap of the first 64 passes is far above it; every iteration's test would fire at
+    200)."""
     X, y = problem_for("logistic", n=50, d=5, seed=0)
     problem = build_problem(
         X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
         intercept_scaling=1.0, sample_weight=None, loss_params={})
-    driver = switching.Switching(problem, KnowsItsGap(rate), ("newton", {}), [("sdca", {})],
-                                 seed=0)
+    driver = switching.Switching(problem, KnowsItsGap(rate, flat_after), ("newton", {}),
+                                 [("sdca", {})], seed=0)
     asked = None
     for epoch in range(1, 100):
         driver.epoch()
@@ -369,7 +390,8 @@ def test_the_stall_test_reads_the_gap_a_method_knows_where_it_is_not_certified(r
             asked = 4 * epoch
             break
     # rate 1: no progress; 0.99: 8 epochs (32 passes) lower the gap by 8 %, not half
-    expected = {1.0: switching.MIN_PASSES, 0.99: switching.MIN_PASSES, 0.5: None}[rate]
+    expected = {1.0: switching.MIN_PASSES, 0.99: switching.MIN_PASSES,
+                0.5: None if flat_after is None else 4 * switching.MIN_PASSES}[rate]
     assert asked == expected
     # a method that knows no gap is certified on the schedule
     unknowing = KnowsItsGap(1.0)

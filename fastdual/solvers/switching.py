@@ -101,6 +101,7 @@ class Switching:
         self.seed = seed
         self.start = 0            # the loop's pass count when the running method started
         self.passes = 0           # the loop's pass count (the epochs' passes so far)
+        self.next_known_test = MIN_PASSES   # passes of the next stall test on known gaps
         self.best = []            # (passes of the running method, best relative gap so far)
         self.next_forced = None   # after a switch: the stage passes of its next forced check
         self.switches = []
@@ -148,9 +149,12 @@ class Switching:
         """The running method's answer (the "auto" schedule's question: whether a certificate
         may reach tol), but the stall test must still see the gap: where the method knows its
         point's relative gap without a certificate (`known_gap()`: Newton's ||g||^2 / (2 l2)),
-        that gap is recorded for the test in the check's place, and a stall it shows is
-        checked (the switch starts from a checkpoint); a method that does not know it is
-        checked on the schedule. During a correction, always."""
+        that gap is recorded for the test in the check's place, and the test is made at each
+        doubling of the method's passes from MIN_PASSES on (where the schedule's checks of a
+        slowly falling gap come: a test at every iteration would read the dips and spikes of
+        a gap that is not monotone as stalls); a stall it shows is checked (the switch starts
+        from a checkpoint). A method that does not know its gap is checked on the schedule.
+        During a correction, always."""
         reach = getattr(self.current, "may_reach", None)
         if self.correction is not None or reach is None or reach(tol):
             return True
@@ -162,6 +166,10 @@ class Switching:
         if self.best:
             gap = min(gap, self.best[-1][1])
         self.best.append((passes, gap))
+        if passes < self.next_known_test:
+            return False
+        while self.next_known_test <= passes:
+            self.next_known_test *= 2
         return bool(self.stages) and self.stalled(passes, gap)
 
     def dual_vector_out(self):
@@ -285,4 +293,5 @@ class Switching:
         running."""
         self.steps = 0
         self.best = []
+        self.next_known_test = MIN_PASSES
         self.next_forced = None if self.correction is not None else 1
