@@ -352,6 +352,37 @@ def test_auto_picks_the_direct_solve_for_few_features():
     assert driver(wide, labels, linear_solver="direct").direct
 
 
+def test_the_direct_solve_prices_lapacks_factorisation_at_blas_speed():
+    """linear_solver="auto" prices the Cholesky factorisation of d + 1 > OWN_CHOLESKY_MAX
+    unknowns at BLAS_SPEEDUP times the scattered speed (LAPACK's blocked factorisation; measured
+    13-20 times): short sparse rows and a few hundred features (w8a's shape) take the direct
+    solve, where pricing the factorisation as scattered work sent them to CG; dense rows of as
+    many features do not (forming the Hessian costs more than ten passes there)."""
+    from fastdual.solvers import newton
+    from fastdual.solvers.common import OWN_CHOLESKY_MAX
+    rng = np.random.default_rng(0)
+    n, d, k = 20000, 300, 12
+    rows = sp.csr_matrix((np.ones(n * k), rng.integers(0, d, n * k), np.arange(0, n * k + 1, k)),
+                         shape=(n, d))
+    rows.sum_duplicates()
+    labels = np.where(np.arange(n) % 2, 1.0, -1.0)
+
+    def problem(X, y):
+        return build_problem(X, y, loss="logistic", alpha=1e-6, C=None, l1_ratio=0.0,
+                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                             loss_params={})
+
+    short = problem(rows, labels)
+    scattered, blocked, nnz = newton.hessian_costs(short)
+    d1 = d + 1
+    assert newton.factor_cost(d1) == d1 ** 3 / 3.0 / newton.BLAS_SPEEDUP
+    assert newton.factor_cost(OWN_CHOLESKY_MAX) == OWN_CHOLESKY_MAX ** 3 / 3.0
+    assert scattered + d1 ** 3 / 3.0 > newton.DIRECT_CG_PASSES * 2 * nnz    # (the old price)
+    assert newton.direct_pays(short)
+    dense = problem(rng.standard_normal((2000, 400)), labels[:2000])
+    assert not newton.direct_pays(dense)
+
+
 @pytest.mark.parametrize("linear_solver,l1_ratio", [("cg", 0.0), ("cg", 0.5), ("direct", 0.0)])
 def test_a_newton_epoch_reports_the_passes_it_made(monkeypatch, linear_solver, l1_ratio):
     """epoch() returns the passes over X it made: every row pass it called, counted here."""

@@ -13,7 +13,8 @@ from fastdual._core import rows as _rows
 from fastdual._core.linalg import axpy, dot, nrm2
 from fastdual.solvers import _newton
 from fastdual.losses import get_loss_spec
-from fastdual.solvers.common import Option, penalty, soft_threshold, solve_spd
+from fastdual.solvers.common import (OWN_CHOLESKY_MAX, Option, penalty, soft_threshold,
+                                     solve_spd)
 
 TINY = np.finfo(float).tiny
 
@@ -35,8 +36,9 @@ CG_QUADRATIC_TOL = 0.5
 CG_RESIDUAL_TOL = 0.1
 # linear_solver="auto": the direct solve when forming the Hessian (the cheaper of
 # sum_i nnz_i^2 / 2 scattered multiply-adds and the blocks' cost below) and factoring it,
-# (d + 1)^3 / 3, costs less than this many CG passes of 2 nnz each (the CG iterations a Newton
-# step takes at small alpha; docs/math.md Sec. 4f).
+# (d + 1)^3 / 3 (at BLAS speed by LAPACK above common.OWN_CHOLESKY_MAX unknowns: factor_cost),
+# costs less than this many CG passes of 2 nnz each (the CG iterations a Newton step takes at
+# small alpha; docs/math.md Sec. 4f).
 DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
 # may_reach: a certificate is made once the relative gap ||g||^2 / (2 l2) / |P| known from the
@@ -73,6 +75,14 @@ def hessian_costs(problem):
     return scattered, blocked, nnz
 
 
+def factor_cost(d1):
+    """Cholesky of a d1 x d1 matrix, d1^3 / 3 multiply-adds, in scattered multiply-adds: by
+    fastdual's own loop up to OWN_CHOLESKY_MAX unknowns, by LAPACK's (blocked BLAS, at least
+    BLAS_SPEEDUP times the speed: measured 13-20 times at 301 and 401 unknowns) above."""
+    work = d1 ** 3 / 3.0
+    return work if d1 <= OWN_CHOLESKY_MAX else work / BLAS_SPEEDUP
+
+
 def direct_pays(problem, costs=None):
     """linear_solver="auto"'s choice: whether forming the Hessian (as by_blocks says) and
     factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES).
@@ -82,7 +92,7 @@ def direct_pays(problem, costs=None):
         return False
     scattered, blocked, nnz = hessian_costs(problem) if costs is None else costs
     forming = blocked if by_blocks(scattered, blocked) else scattered
-    return forming + d1 ** 3 / 3.0 < DIRECT_CG_PASSES * 2.0 * nnz
+    return forming + factor_cost(d1) < DIRECT_CG_PASSES * 2.0 * nnz
 
 
 def by_blocks(scattered, blocked):
