@@ -344,8 +344,13 @@ def test_auto_picks_the_direct_solve_for_few_features():
         return SOLVERS["newton"](problem, solver_options(SOLVERS["newton"], options), 0)
 
     narrow, y = problem_for("logistic", n=2000, d=8, seed=0, sparse=True)
-    assert driver(narrow, y).direct
+    # (logistic: CG first, direct from the first solve that costs a direct one's price; the
+    # test below)
+    first = driver(narrow, y)
+    assert not first.direct and first.direct_price is not None
+    assert driver(narrow, y, linear_solver="direct").direct
     assert not driver(narrow, y, linear_solver="cg").direct
+    assert driver(narrow, y, linear_solver="cg").direct_price is None
     wide = sp.random(200, 1200, density=0.03, format="csr", random_state=0)
     labels = np.where(np.arange(200) % 2, 1.0, -1.0)
     assert not driver(wide, labels).direct
@@ -381,6 +386,48 @@ def test_the_direct_solve_prices_lapacks_factorisation_at_blas_speed():
     assert newton.direct_pays(short)
     dense = problem(rng.standard_normal((2000, 400)), labels[:2000])
     assert not newton.direct_pays(dense)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
+def test_auto_solves_by_cg_until_a_solve_costs_a_direct_one(monkeypatch, loss):
+    """Where the direct solve pays, linear_solver="auto" solves a logistic Newton system by CG
+    until one solve has made as many Hessian-vector products as the direct solve's price in
+    passes; that solve ends there and every later step is direct. The piecewise quadratic
+    losses (the squared loss, the squared hinge) take direct steps from the first. Either way
+    the run reaches the optimum CG alone reaches."""
+    from fastdual.solvers.newton import Newton
+    X, y = problem_for(loss, n=2000, d=40, seed=3, sparse=True, density=0.3)
+    problem = build_problem(X, y, loss=loss, alpha=1e-7, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = Newton(problem, {"max_cg": 250, "linear_solver": "auto"}, 0)
+    products, hessian_times = [], Newton._hessian_times
+
+    def counted(self, *args):
+        products[-1] += 1
+        return hessian_times(self, *args)
+
+    monkeypatch.setattr(Newton, "_hessian_times", counted)
+    if loss != "logistic":
+        assert driver.direct and driver.direct_price is None
+        return
+    price = driver.direct_price
+    assert not driver.direct and 1.0 < price < 10.0
+    modes = []
+    for _ in range(30):
+        products.append(0)
+        modes.append(driver.direct)
+        driver.epoch()
+    switch = modes.index(True)              # (the first direct iteration)
+    assert 0 < switch and all(modes[switch:])
+    assert products[switch - 1] == np.ceil(price)        # the solve that ended at the price
+    assert all(0 < count < price for count in products[:switch - 1])
+    assert not any(products[switch:])                     # no CG once direct
+    model = fastdual.train(X, y, loss=loss, alpha=1e-7, solver="newton", tol=1e-10)
+    cg = fastdual.train(X, y, loss=loss, alpha=1e-7, solver="newton", tol=1e-10,
+                        linear_solver="cg")
+    assert model.converged_ and cg.converged_
+    assert model.primal_ == pytest.approx(cg.primal_, rel=1e-9)
 
 
 @pytest.mark.parametrize("linear_solver,l1_ratio", [("cg", 0.0), ("cg", 0.5), ("direct", 0.0)])

@@ -83,16 +83,20 @@ def factor_cost(d1):
     return work if d1 <= OWN_CHOLESKY_MAX else work / BLAS_SPEEDUP
 
 
-def direct_pays(problem, costs=None):
-    """linear_solver="auto"'s choice: whether forming the Hessian (as by_blocks says) and
-    factoring it costs less than DIRECT_CG_PASSES passes of CG (d + 1 <= DIRECT_MAX_FEATURES).
-    costs: hessian_costs(problem) if the caller has them."""
-    d1 = problem.n_features + 1
-    if d1 > DIRECT_MAX_FEATURES:
-        return False
+def direct_passes(problem, costs=None):
+    """A direct solve's price in CG passes (2 nnz multiply-adds each): forming the Hessian (as
+    by_blocks says) and factoring it. costs: hessian_costs(problem) if the caller has them."""
     scattered, blocked, nnz = hessian_costs(problem) if costs is None else costs
     forming = blocked if by_blocks(scattered, blocked) else scattered
-    return forming + factor_cost(d1) < DIRECT_CG_PASSES * 2.0 * nnz
+    return (forming + factor_cost(problem.n_features + 1)) / max(2.0 * nnz, 1.0)
+
+
+def direct_pays(problem, costs=None):
+    """Whether the direct solve is linear_solver="auto"'s to take: d + 1 <= DIRECT_MAX_FEATURES
+    and its price below DIRECT_CG_PASSES passes of CG."""
+    if problem.n_features + 1 > DIRECT_MAX_FEATURES:
+        return False
+    return direct_passes(problem, costs) < DIRECT_CG_PASSES
 
 
 def by_blocks(scattered, blocked):
@@ -128,14 +132,25 @@ class Newton:
         if initial_duals is not None:       # w(duals) = grad g*(v(duals))
             v = problem.dual_vector(initial_duals)
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
+        capabilities = get_loss_spec(problem.loss_name).capabilities
+        self.exact_model = problem.l1 == 0.0 and "quadratic" in capabilities
         choice = options["linear_solver"]
-        costs = None if choice == "cg" else hessian_costs(problem)
-        self.direct = direct_pays(problem, costs) if choice == "auto" else choice == "direct"
-        self.hessian = np.empty((d + 1, d + 1)) if self.direct else None
+        self.costs = None if choice == "cg" else hessian_costs(problem)
+        direct = direct_pays(problem, self.costs) if choice == "auto" else choice == "direct"
+        # "auto" where the direct solve pays, for a loss with curvature everywhere (logistic):
+        # CG first, and direct steps from the first CG solve that costs the direct solve's price
+        # (direct_price passes; docs/math.md 4f, "CG first"). Direct from the start for the
+        # piecewise quadratic losses (the squared loss: one step solves it; the squared and
+        # smoothed hinges: exact steps find the pieces in a few iterations).
+        self.direct_price = None
+        if choice == "auto" and direct and "piecewise_quadratic" not in capabilities:
+            self.direct_price = direct_passes(problem, self.costs)
+            direct = False
+        self.direct = False
+        self.hessian = None
         self.hessian_block = None       # the dense rows' scratch of the blocked Hessian
-        if self.direct:
-            if by_blocks(*costs[:2]):
-                self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d + 1))
+        if direct:
+            self._go_direct()
         self.z = np.empty(n)
         self.fresh_margins = False         # z = X w, and slope, curve the loss's terms at z
         self.data_term = 0.0               # (then sum_i c_i phi(z_i))
@@ -156,10 +171,17 @@ class Newton:
         self.gap_known = (problem.l1 == 0.0 and problem.l2 > 0.0 and not self.free_last)
         self.known = None                  # that relative gap, as the last may_reach found it
         self.previous_norm = None          # the last iteration's gradient norm
-        self.exact_model = (problem.l1 == 0.0
-                            and "quadratic" in get_loss_spec(problem.loss_name).capabilities)
 
     helper_l2 = 0.0
+
+    def _go_direct(self):
+        """Direct steps from now on: the Hessian's scratch (and the blocks', for dense rows)."""
+        n, d1 = self.problem.n_samples, self.problem.n_features + 1
+        self.direct = True
+        self.direct_price = None
+        self.hessian = np.empty((d1, d1))
+        if by_blocks(*self.costs[:2]):
+            self.hessian_block = np.empty((min(HESSIAN_BLOCK_ROWS, max(n, 1)), d1))
 
     def start_from(self, w):
         """A warm start from a model's coefficients (intercept feature last): a primal solver
@@ -296,6 +318,11 @@ class Newton:
                 model -= decrease
                 if k * decrease <= tol * -model:
                     break
+            if self.direct_price is not None and k >= self.direct_price:
+                # This solve has cost what a direct one would: its step as it is (each CG
+                # iterate is a descent direction), and direct steps from the next iteration on.
+                self._go_direct()
+                break
             np.divide(residual, precond, out=z)
             rz_next = dot(residual, z)
             direction *= rz_next / rz
@@ -357,6 +384,11 @@ class Newton:
         norm = nrm2(gradient)
         self.known = norm * norm / (2.0 * self.problem.l2) / max(abs(value), TINY)
         return not self.known > KNOWN_GAP_SLACK * tol
+
+    @property
+    def knows_gap(self):
+        """Whether may_reach knows the iterate's certificate from its gradient (l2 alone)."""
+        return self.gap_known
 
     def known_gap(self):
         """The relative gap of the iterate's certificate that the last may_reach computed

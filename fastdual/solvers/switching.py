@@ -179,14 +179,17 @@ class Switching:
     def check_due(self, epoch):
         """The running method's own answer; after a switch, also a check at 1, 2, 4, ... of the
         new method's passes, so that its rate is measured on its own checks (the schedule's
-        interval was the stalled method's); a correction's point is checked after its
-        steps."""
+        interval was the stalled method's), but for a method that knows its gap without a
+        certificate (`knows_gap`: its may_reach, asked at every epoch once the schedule is due,
+        and its known gaps in the stall test take their place); a correction's point is
+        checked after its steps."""
         if self.correction is not None and self.steps >= self.correction[0].steps:
             return True
         if self._handing_over(epoch - self.start):
             return True
         due = self.current.check_due(epoch)
-        if due is None and self.next_forced is not None and epoch - self.start >= self.next_forced:
+        if (due is None and self.next_forced is not None and epoch - self.start >= self.next_forced
+                and not getattr(self.current, "knows_gap", False)):
             while self.next_forced <= epoch - self.start:
                 self.next_forced *= 2
             return True
