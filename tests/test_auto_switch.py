@@ -399,3 +399,21 @@ def test_the_stall_test_reads_the_gap_a_method_knows_where_it_is_not_certified(r
     driver = switching.Switching(problem, unknowing, ("newton", {}), [("sdca", {})], seed=0)
     driver.epoch()
     assert driver.may_reach(1e-6) is True
+
+
+@pytest.mark.parametrize("knows_gap", [False, True])
+def test_after_a_switch_only_a_method_that_knows_no_gap_is_checked_at_doubling_passes(knows_gap):
+    """After a switch the new method is checked at 1, 2, 4, ... of its passes, so that its rate
+    is measured; a method that knows its gap without a certificate (Newton, l2 alone) is not:
+    its may_reach, asked at every epoch once the schedule is due, takes their place."""
+    X, y = problem_for("logistic", n=50, d=5, seed=0)
+    problem = build_problem(
+        X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
+        intercept_scaling=1.0, sample_weight=None, loss_params={})
+    method = KnowsItsGap(0.5)
+    method.knows_gap = knows_gap
+    method.check_due = lambda epoch: None
+    driver = switching.Switching(problem, method, ("newton", {}), [("sdca", {})], seed=0)
+    driver._restart_counts()                 # as after a switch: the forced checks start
+    forced = [epoch for epoch in range(1, 20) if driver.check_due(epoch)]
+    assert forced == ([] if knows_gap else [1, 2, 4, 8, 16])
