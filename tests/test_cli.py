@@ -73,12 +73,12 @@ def _fresh_process(code, folder):
 
 
 def test_small_problems_do_not_import_scipy_linalg(tmp_path):
-    """scipy.linalg (about 0.05 s of a process's start-up) is imported only to factor or form a
-    large matrix by LAPACK / BLAS: a command-line run of the dual hinge solver, an SDCA fit,
-    Newton's direct steps on a small problem (scattered Hessian, fastdual's own Cholesky) and
-    the Cholesky solve of Newton's and cd's steps up to OWN_CHOLESKY_MAX unknowns never import
-    it; Newton's direct steps where the Hessian is formed by BLAS's blocks (many dense rows)
-    do."""
+    """scipy.linalg (0.05-0.2 s of a process's start-up) is imported only to form a large
+    matrix by BLAS's blocks: a command-line run of the dual hinge solver, an SDCA fit, Newton's
+    direct steps on a small problem (scattered Hessian, fastdual's own Cholesky) and the
+    Cholesky solve of Newton's and cd's steps at any size (LAPACK's through numpy.linalg above
+    OWN_CHOLESKY_MAX unknowns) never import it; Newton's direct steps where the Hessian is
+    formed by BLAS's blocks (many dense rows) do."""
     _svmlight(tmp_path, "train.svm", 2)
     code = ("import sys\n"
             "import numpy as np\n"
@@ -95,6 +95,8 @@ def test_small_problems_do_not_import_scipy_linalg(tmp_path):
             "from fastdual.solvers.common import OWN_CHOLESKY_MAX, solve_spd\n"
             "B = rng.normal(size=(OWN_CHOLESKY_MAX, OWN_CHOLESKY_MAX))\n"
             "assert solve_spd(B @ B.T + np.eye(OWN_CHOLESKY_MAX), B[0]) is not None\n"
+            "B = rng.normal(size=(OWN_CHOLESKY_MAX + 1, OWN_CHOLESKY_MAX + 1))\n"
+            "assert solve_spd(B @ B.T + np.eye(OWN_CHOLESKY_MAX + 1), B[0]) is not None\n"
             "print('scipy.linalg' in sys.modules)\n"
             "X = rng.normal(size=(3000, 40))\n"
             "y = np.sign(X[:, 0] + 0.1)\n"

@@ -8,10 +8,11 @@ last bit, and the solvers compare these values (line searches, the extrapolation
 they lower the objective), so one bit could change a decision and the model from one run to the
 next (docs/math.md Sec. 8, "Reproducible sums").
 
-They also keep scipy.linalg out of a process that does not factor a large matrix: importing it
-costs about 0.05 s, more than a whole training on a small problem (docs/benchmarks.md N).
-cholesky_solve is for the small systems (solvers.common.OWN_CHOLESKY_MAX unknowns); larger ones
-go to LAPACK through scipy.linalg, whose blocked factorisation is the faster there."""
+They also keep scipy.linalg out of the process: importing it costs 0.05-0.2 s, more than a
+whole training on a small problem (docs/benchmarks.md N). cholesky_solve is for the small
+systems (solvers.common.OWN_CHOLESKY_MAX unknowns); larger ones are factored by LAPACK through
+numpy.linalg (imported with numpy), whose blocked factorisation is the faster there, and solved
+by triangular_solves."""
 from libc.math cimport fabs, isfinite, sqrt
 
 from fastdual._core.rows cimport row_axpy, row_dot
@@ -125,14 +126,34 @@ cdef bint _cholesky_solve(double* A, double* b, Py_ssize_t m) noexcept nogil:
             for k in range(j):
                 s -= A[i * m + k] * A[j * m + k]
             A[i * m + j] = s / pivot
+    _triangular_solves(A, b, m)
+    return True
+
+
+def triangular_solves(const double[:, ::1] L, double[::1] b):
+    """Solve L L^T x = b in place (b overwritten by x) for a lower triangular L with a positive
+    diagonal (a Cholesky factor; its upper triangle is not read): m^2 multiply-adds."""
+    cdef Py_ssize_t m = L.shape[0]
+    if L.shape[1] != m or b.shape[0] != m:
+        raise ValueError(f"triangular_solves: L must be square and b of its size, got "
+                         f"{L.shape[0]} x {L.shape[1]} and {b.shape[0]}")
+    if m == 0:
+        return
+    with nogil:
+        _triangular_solves(&L[0, 0], &b[0], m)
+
+
+cdef void _triangular_solves(const double* L, double* b, Py_ssize_t m) noexcept nogil:
+    """L z = b, then L^T x = z, in b (L's C-ordered m x m entries, its lower triangle read)."""
+    cdef Py_ssize_t i, k
+    cdef double s
     for i in range(m):                       # L z = b
         s = b[i]
         for k in range(i):
-            s -= A[i * m + k] * b[k]
-        b[i] = s / A[i * m + i]
+            s -= L[i * m + k] * b[k]
+        b[i] = s / L[i * m + i]
     for i in range(m - 1, -1, -1):           # L^T x = z
         s = b[i]
         for k in range(i + 1, m):
-            s -= A[k * m + i] * b[k]
-        b[i] = s / A[i * m + i]
-    return True
+            s -= L[k * m + i] * b[k]
+        b[i] = s / L[i * m + i]

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastdual._core.linalg import asum, cholesky_solve, dot
+from fastdual._core.linalg import asum, cholesky_solve, dot, triangular_solves
 
 # Systems of at most this many unknowns are solved by _core.linalg's unblocked Cholesky (at most
 # 128^3 / 3 = 0.7 M multiply-adds); larger ones by LAPACK's blocked one through scipy.linalg,
@@ -71,20 +71,21 @@ def helper_can_shrink(problem, checkpoint, working_l2):
 
 def solve_spd(A, b):
     """x with A x = b for a symmetric positive definite A (float64, C-contiguous; its upper
-    triangle and diagonal are read, and A is overwritten by the factorisation), or None when A
+    triangle and diagonal are read, and A may be overwritten by the factorisation), or None when A
     is not positive definite to working precision or x is not finite. By _core.linalg's
-    Cholesky up to OWN_CHOLESKY_MAX unknowns, by LAPACK's (scipy.linalg) above."""
+    Cholesky up to OWN_CHOLESKY_MAX unknowns; above, LAPACK's factorisation through numpy.linalg
+    (loaded with numpy: no scipy.linalg import, 0.05-0.2 s of a process) and _core.linalg's
+    triangular solves."""
+    x = np.array(b, dtype=np.float64)
     if b.shape[0] <= OWN_CHOLESKY_MAX:
-        x = np.array(b, dtype=np.float64)
         if not cholesky_solve(A, x):
             return None
     else:
-        from scipy.linalg import LinAlgError, cho_factor, cho_solve
         try:
-            # (A's transpose is the same matrix in Fortran order, which LAPACK factors in place
-            # from its lower triangle: A's upper; the C-ordered A itself would be copied first)
-            factor = cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
-        except LinAlgError:
+            # (numpy factors the lower triangle of the matrix it is given: A's transpose's is
+            # A's upper)
+            factor = np.linalg.cholesky(A.T)
+        except np.linalg.LinAlgError:
             return None
-        x = cho_solve(factor, b, check_finite=False)
+        triangular_solves(np.ascontiguousarray(factor), x)
     return x if np.all(np.isfinite(x)) else None
