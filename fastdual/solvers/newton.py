@@ -18,9 +18,9 @@ from fastdual.solvers.common import (OWN_CHOLESKY_MAX, Option, penalty, soft_thr
 
 TINY = np.finfo(float).tiny
 
-# scipy.linalg (LAPACK's Cholesky above common.OWN_CHOLESKY_MAX unknowns, gram.pyx's rank-k
-# update) is imported only where it is used: importing fastdual, and a Newton run on a small
-# problem, stay free of it (about 0.05 s of a process's start-up; docs/benchmarks.md N).
+# scipy.linalg (gram.pyx's rank-k update, for the blocked Hessian of dense rows) is imported
+# only where it is used: importing fastdual, and a Newton run that forms no blocked Hessian,
+# stay free of it (0.05-0.2 s of a process's start-up; docs/benchmarks.md N, G2c).
 
 ARMIJO = 1e-4
 # The preconditioner (1 - m) l2 + m (diag(H) + l2), m = PRECONDITIONER_MIX: LIBLINEAR's.
