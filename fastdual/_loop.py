@@ -360,7 +360,10 @@ def run(problem, driver, *, tol, max_epochs, check_every="auto", verbose=0, call
                     bar.update(passes)
                 due = driver.check_due(epoch)
                 if due is None:
-                    due = schedule.due(epoch) and schedule.affords(driver)
+                    # (the last epoch is checked whatever the driver's may_reach would say,
+                    # and Newton's would pay a gradient pass to say it)
+                    due = epoch >= max_epochs or (schedule.due(epoch)
+                                                  and schedule.affords(driver))
                 if flag.pressed:
                     interrupted = True
                     break

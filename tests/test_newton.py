@@ -2,6 +2,7 @@
 scikit-learn's (free intercept, elastic net) and a bounded L-BFGS (elastic net), its
 certificate."""
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -675,3 +676,24 @@ def test_newton_is_certified_only_where_its_known_gap_is_near_tol(loss):
         assert len(model.history_) <= 3 < len(every.history_)
         assert all(h["gap"] / h["primal"] <= KNOWN_GAP_SLACK * 1e-8 * (1 + 1e-6)
                    for h in model.history_)
+
+
+def test_the_last_epoch_is_certified_without_asking_may_reach():
+    """At max_epochs the loop certifies whatever may_reach would say, so Newton pays no
+    gradient pass to say it: the passes counted by the driver are the epochs reported."""
+    from fastdual.solvers.newton import Newton
+    X, y = problem_for("logistic", n=300, d=40, seed=11)
+    asked = []
+    original = Newton.may_reach
+
+    def recording(self, tol):
+        asked.append(self.reported)
+        return original(self, tol)
+
+    with mock.patch.object(Newton, "may_reach", recording):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
+            model = fastdual.train(X, y, loss="logistic", alpha=1e-6, tol=1e-12, max_epochs=30,
+                                   solver="newton", linear_solver="cg")
+    assert model.n_epochs_ >= 30 and not model.converged_
+    assert asked and model.n_epochs_ not in asked       # (asked after every earlier epoch)
