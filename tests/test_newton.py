@@ -393,7 +393,8 @@ def test_the_direct_solve_prices_lapacks_factorisation_at_blas_speed():
 def test_auto_solves_by_cg_until_a_solve_costs_a_direct_one(monkeypatch, loss):
     """Where the direct solve pays, linear_solver="auto" solves a logistic Newton system by CG
     until one solve has made as many Hessian-vector products as the direct solve's price in
-    passes; that solve ends there and every later step is direct. The piecewise quadratic
+    passes, or an iteration's gradient norm is not below the last one's; that solve ends there
+    and every later step is direct. The piecewise quadratic
     losses (the squared loss, the squared hinge) take direct steps from the first. Either way
     the run reaches the optimum CG alone reaches."""
     from fastdual.solvers.newton import Newton
@@ -424,6 +425,15 @@ def test_auto_solves_by_cg_until_a_solve_costs_a_direct_one(monkeypatch, loss):
     assert products[switch - 1] == np.ceil(price)        # the solve that ended at the price
     assert all(0 < count < price for count in products[:switch - 1])
     assert not any(products[switch:])                     # no CG once direct
+    # ... and from an iteration whose gradient norm is not below the last one's (a truncated
+    # step that did not help): a driver told its last norm was smaller goes direct at once
+    again = Newton(problem, {"max_cg": 250, "linear_solver": "auto"}, 0)
+    again.epoch()
+    assert not again.direct
+    again.previous_norm = 1e-300
+    products.append(0)
+    again.epoch()
+    assert again.direct and products[-1] == 0
     model = fastdual.train(X, y, loss=loss, alpha=1e-7, solver="newton", tol=1e-10)
     cg = fastdual.train(X, y, loss=loss, alpha=1e-7, solver="newton", tol=1e-10,
                         linear_solver="cg")

@@ -423,6 +423,10 @@ class Newton:
         tol = CG_QUADRATIC_TOL
         if self.previous_norm is not None:
             tol = min(tol, norm / self.previous_norm)
+            if self.direct_price is not None and not norm < self.previous_norm:
+                # CG first (logistic): a truncated step that did not lower the gradient's norm
+                # (w8a at alpha 1e-8: 7.4e4 and 7.4e4 known gaps); exact steps from here
+                self._go_direct()
         self.previous_norm = norm
         self.step_margins = False           # (whether _cg_step left X step in dz)
         step = self._direct_step(gradient, free) if self.direct else None
