@@ -2,7 +2,9 @@
 method's certificate stops shrinking, goes on with another, warm-started from the last certified
 point, within the same max_epochs budget (docs/solvers/auto.md, "The stall switch").
 
-The stall test reads only what the loop already pays for, the certificate at each check. With
+The stall test reads only what the loop already pays for: the certificate at each check, and
+for a method that knows its point's gap without one (Newton with l2 alone), that gap at each
+iteration (Switching.may_reach; the test then compares windows, stalled_by_known). With
 `g(p)` the smallest relative gap certified in the first `p` passes of the running method, the
 method has stalled at a check after `p >= MIN_PASSES` of its passes when
 
@@ -154,8 +156,8 @@ class Switching:
         stalled_by_known) is made at each doubling of the method's passes from MIN_PASSES on
         (where the schedule's checks of a slowly falling gap come: a test at every iteration
         would read the dips and spikes of a gap that is not monotone as stalls); a stall it
-        shows is checked (the switch starts from a checkpoint). A method that does not know its gap is checked on the schedule.
-        During a correction, always."""
+        shows is checked (the switch starts from a checkpoint). A method that does not know
+        its gap is checked on the schedule. During a correction, always."""
         reach = getattr(self.current, "may_reach", None)
         if self.correction is not None or reach is None or reach(tol):
             return True
