@@ -10,7 +10,8 @@ coefficients, called after construction), `check_work()` (the passes' worth of w
 did since the last check: the "auto" schedule waits for one before certifying), `may_reach(tol)`
 (False where the driver's own optimality measure shows a certificate cannot reach tol yet: the
 "auto" schedule waits; e.g. cd's largest violation on pure l1, Newton's gap ||g||^2 / (2 l2)),
-`check_due(epoch)` (True/False to override the schedule, e.g. the averaging option's windows; None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
+`check_due(epoch)` (True/False to override the schedule, e.g. the averaging option's windows;
+None to leave it to the schedule), `after_check(checkpoint)` (e.g. SDCA's
 pure-l1 continuation; solver="auto"'s Switching driver switches methods there, and its
 `switches` are printed with verbose) and `dual_vector_out()` (an array of length n_features + 1 into which
 the certificate writes its v(duals), at the objective's l2 and summed with no rounding lost, or

@@ -8,10 +8,10 @@ import numpy as np
 from fastdual._core.linalg import asum, cholesky_solve, dot, triangular_solves
 
 # Systems of at most this many unknowns are solved by _core.linalg's unblocked Cholesky (at most
-# 128^3 / 3 = 0.7 M multiply-adds); larger ones by LAPACK's blocked one through scipy.linalg,
-# imported then (about 0.05 s, once per process). Measured, factor and solve, one thread: up to
-# 64 unknowns the own loop is the faster (64: 30 against 37 us through scipy); at 128, 0.19
-# against 0.06 ms; at 200, 0.85 against 0.20 ms.
+# 128^3 / 3 = 0.7 M multiply-adds); larger ones by LAPACK's blocked one through numpy.linalg
+# (no scipy.linalg import) and _core.linalg's triangular solves. Measured against scipy's
+# LAPACK, factor and solve, one thread: up to 64 unknowns the own loop is the faster (64: 30
+# against 37 us); at 128, 0.19 against 0.06 ms; at 200, 0.85 against 0.20 ms.
 OWN_CHOLESKY_MAX = 128
 
 

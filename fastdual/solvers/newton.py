@@ -167,8 +167,9 @@ class Newton:
         self.passes = 0                    # passes over the data so far
         self.reported = 0                  # ... of which epoch() has returned
         self.at_w = None                   # (P(w), gradient) of the iterate, once computed
-        # The certificate of w with its margins' duals is ||g||^2 / (2 l2) (may_reach)
-        self.gap_known = (problem.l1 == 0.0 and problem.l2 > 0.0 and not self.free_last)
+        # Whether may_reach knows the iterate's certificate, that of w with its margins' duals:
+        # ||g||^2 / (2 l2) with the l2 penalty alone (the intercept regularised or absent)
+        self.knows_gap = (problem.l1 == 0.0 and problem.l2 > 0.0 and not self.free_last)
         self.known = None                  # that relative gap, as the last may_reach found it
         self.previous_norm = None          # the last iteration's gradient norm
 
@@ -378,17 +379,12 @@ class Newton:
         uses it, so no pass is added but at the last), gives it. False while that relative gap
         is above KNOWN_GAP_SLACK * tol; otherwise (an l1 term, a free intercept) always True."""
         self.known = None
-        if not self.gap_known:
+        if not self.knows_gap:
             return True
         value, gradient = self._gradient()
         norm = nrm2(gradient)
         self.known = norm * norm / (2.0 * self.problem.l2) / max(abs(value), TINY)
         return not self.known > KNOWN_GAP_SLACK * tol
-
-    @property
-    def knows_gap(self):
-        """Whether may_reach knows the iterate's certificate from its gradient (l2 alone)."""
-        return self.gap_known
 
     def known_gap(self):
         """The relative gap of the iterate's certificate that the last may_reach computed

@@ -167,9 +167,6 @@ class Switching:
             return True
         passes = self.passes - self.start
         self.known.append((passes, gap))
-        if self.best:
-            gap = min(gap, self.best[-1][1])
-        self.best.append((passes, gap))
         if passes < self.next_known_test:
             return False
         while self.next_known_test <= passes:
