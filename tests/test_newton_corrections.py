@@ -71,9 +71,9 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
     X, y = raw_text
     objective = dict(loss="squared_hinge", C=1.0)
     # (whether SDCA stalls here, and whether the correction pays, depends on its visiting
-    # order: with random_state=18 it stalls and the correction pays; with most orders it is
+    # order: with random_state=7 it stalls and the correction pays; with most orders it is
     # undone, the next test's path)
-    model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=18, **objective)
+    model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=7, **objective)
     assert model.converged_ and model.solver == "sdca"
     assert [(s["from"], s["to"]) for s in model.switches_] == [("sdca", "newton"),
                                                                ("newton", "sdca")]

@@ -32,6 +32,27 @@ def loss_terms(const double[::1] y, const double[::1] sample_weight, const doubl
     return total
 
 
+def line_derivatives(const double[::1] y, const double[::1] sample_weight,
+                     const double[::1] z, const double[::1] dz, double step, Loss loss):
+    """(sum_i c_i phi'(m_i) dz_i, sum_i c_i phi''(m_i) dz_i^2) at m = z + step dz: the
+    derivatives along a line search's direction of the data term, one pass over n."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    cdef double first = 0.0, second = 0.0, c, d, m
+    if dz.shape[0] != n:
+        raise ValueError(f"dz has {dz.shape[0]} entries for {n} margins")
+    with nogil:
+        for i in range(n):
+            c = sample_weight[i]
+            d = dz[i]
+            if c == 0.0 or d == 0.0:
+                continue
+            m = z[i] + step * d
+            c *= d
+            first += c * loss.derivative(y[i], m)
+            second += c * d * loss.curvature(y[i], m)
+    return first, second
+
+
 def loss_sum(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
              const double[::1] dz, double step, Loss loss):
     """sum_i c_i phi(y_i, z_i + step dz_i): the line search's trial value, one pass over n."""

@@ -41,6 +41,12 @@ CG_RESIDUAL_TOL = 0.1
 # small alpha; docs/math.md Sec. 4f).
 DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
+# A piecewise quadratic loss's line search: where the Newton step overshoots the minimum along
+# it (the objective's slope at t = 1 is positive and above LINE_TOL times its slope at 0), the
+# first trial is that minimum, found to |f'(t)| <= LINE_TOL |f'(0)| by Newton's method on t in
+# at most LINE_STEPS evaluations (docs/math.md 4f, "The line search").
+LINE_TOL = 0.1
+LINE_STEPS = 30
 # may_reach: a certificate is made once the relative gap ||g||^2 / (2 l2) / |P| known from the
 # gradient is at most this many times tol (the certificate sums the same gap otherwise, so it
 # may differ by rounding).
@@ -134,6 +140,10 @@ class Newton:
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         capabilities = get_loss_spec(problem.loss_name).capabilities
         self.exact_model = problem.l1 == 0.0 and "quadratic" in capabilities
+        # (the loss's margins on a line are piecewise quadratic: _line_start's Newton on t ends
+        # in a few steps; with l1, the orthant's projection bends the line)
+        self.line_newton = (problem.l1 == 0.0 and "piecewise_quadratic" in capabilities
+                            and not self.exact_model)
         choice = options["linear_solver"]
         self.costs = None if choice == "cg" else hessian_costs(problem)
         direct = direct_pays(problem, self.costs) if choice == "auto" else choice == "direct"
@@ -436,6 +446,9 @@ class Newton:
             self._margins(step, self.dz)
         trial = np.empty_like(w)
         t = 1.0
+        known_sum = None                  # (the data term at t, when the terms are at t)
+        if self.line_newton:
+            t, known_sum = self._line_start(step, slope)
         for halvings in range(61):
             if halvings == 60:
                 # 60 halvings did not do: the last trial is the minimiser along s of the
@@ -458,7 +471,9 @@ class Newton:
                 crossed = trial * orthant < 0     # projected back onto the orthant's face
                 if not np.any(crossed):
                     crossed = None
-            if crossed is None:
+            if crossed is None and known_sum is not None:
+                data_sum, known_sum = known_sum, None
+            elif crossed is None:
                 data_sum = _newton.loss_terms(y, c, self.z, loss, self.slope, self.curve,
                                               self.dz, t)
             else:
@@ -483,6 +498,42 @@ class Newton:
                 return
             t *= 0.5
         # No decrease at any step length: w is optimal to rounding; keep it.
+
+    def _line_start(self, step, slope):
+        """(t, the data term at t or None) of the line search's first trial, for a piecewise
+        quadratic loss: t = 1, with the loss's terms at 1, unless the objective's slope f'(1)
+        along the step is above LINE_TOL |f'(0)|, the step past the minimum (the smoothed
+        hinge's linear stretches have no curvature: the Newton model does not see where they
+        end). Then t in (0, 1) is the minimum, to |f'(t)| <= LINE_TOL |f'(0)|, by Newton's
+        method on t kept inside the bracket [low, high] of the minimum by bisection: f is
+        convex and piecewise quadratic along the step, f'(t) = sum_i c_i phi'(z_i + t dz_i)
+        dz_i / n + l2 (w.s + t s.s), f''(t) = sum_i c_i phi''(.) dz_i^2 / n + l2 s.s."""
+        problem = self.problem
+        n, l2 = problem.n_samples, problem.l2
+        y, c, loss, z, dz = problem.y, problem.sample_weight, problem.loss, self.z, self.dz
+        w = self.w
+        ws, ss = dot(w, step), dot(step, step)
+        if self.free_last:
+            ws -= w[-1] * step[-1]
+            ss -= step[-1] * step[-1]
+        data_sum = _newton.loss_terms(y, c, z, loss, self.slope, self.curve, dz, 1.0)
+        if not dot(self.slope, dz) / n + l2 * (ws + ss) > LINE_TOL * -slope:
+            return 1.0, data_sum
+        low, high, t = 0.0, 1.0, 1.0
+        for _ in range(LINE_STEPS):
+            first, second = _newton.line_derivatives(y, c, z, dz, t, loss)
+            d1 = first / n + l2 * (ws + t * ss)
+            if abs(d1) <= LINE_TOL * -slope:
+                break
+            if d1 < 0.0:
+                low = t
+            else:
+                high = t
+            d2 = second / n + l2 * ss
+            t = t - d1 / d2 if d2 > 0.0 else 0.5 * (low + high)
+            if not low < t < high:
+                t = 0.5 * (low + high)
+        return t, None
 
     def _bounded_step(self, step, slope):
         """-slope / A, A = s.(l2 P) s + sum_i c_i dz_i^2 / (gamma n): the minimiser along the
