@@ -33,7 +33,7 @@ FILES = {"a9a": "a9a.xz", "a9a.t": "a9a.t.xz", "ijcnn1": "ijcnn1.xz",
          "ijcnn1.t": "ijcnn1.t.xz", "mushrooms": "mushrooms.xz",
          "letter": "letter.scale.xz", "satimage": "satimage.scale.xz",
          "pendigits": "pendigits.xz", "w8a": "w8a.xz"}
-BINS = (0.05, 0.1, 0.5, 1.0, 2.0, 4.0, 6.0, 10.0, 20.0)
+BINS = (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 4.0, 6.0, 10.0, 20.0)
 
 
 def load_binary(name, n_features=None):
