@@ -44,7 +44,7 @@ MARGIN_REFRESH = 8
 # A piecewise quadratic loss's line search: where the Newton step overshoots the minimum along
 # it (the objective's slope at t = 1 is positive and above LINE_TOL times its slope at 0), the
 # first trial is that minimum, found to |f'(t)| <= LINE_TOL |f'(0)| by Newton's method on t in
-# at most LINE_STEPS evaluations (docs/math.md 4f, "The line search").
+# at most LINE_STEPS evaluations (docs/math.md 4f, "The line search past the minimum").
 LINE_TOL = 0.1
 LINE_STEPS = 30
 # may_reach: a certificate is made once the relative gap ||g||^2 / (2 l2) / |P| known from the
