@@ -75,6 +75,22 @@ def test_derivative_matches_finite_differences(name):
         np.testing.assert_allclose(loss.duals_from_margins(y, z), -loss.derivatives(y, z))
 
 
+@pytest.mark.parametrize("name", SMOOTH_LOSSES)
+def test_curvature_matches_finite_differences_of_the_loss(name):
+    """phi'' (Newton's Hessian, its line search's f''), off the kinks, against second central
+    differences of the textbook loss (the smoothed hinge at gamma = 0.7: its curvature is
+    1/gamma on the quadratic stretch only)."""
+    loss = loss_object(name)
+    z = np.linspace(-4, 4, 81) + 0.0123          # off the kinks
+    h = 1e-4
+    for y in targets(name):
+        f = [np_loss(name, y, z + k * h, **PARAMS.get(name, {})) for k in (-1, 0, 1)]
+        numeric = (f[2] - 2.0 * f[1] + f[0]) / (h * h)
+        np.testing.assert_allclose(loss.curvatures(y, z), numeric, atol=1e-4)
+        assert np.any(loss.curvatures(y, z) > 0.0) and np.any(loss.curvatures(y, z) == 0.0) \
+            or name in ("logistic", "squared")
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_conjugate_matches_numerical_infimum(name):
     loss = loss_object(name)

@@ -77,7 +77,7 @@ cdef class SquaredHinge(BoxQuadratic):
 
 
 cdef class SmoothHinge(BoxQuadratic):
-    pass
+    cdef double inv_gamma
 
 
 cdef class Logistic(Loss):

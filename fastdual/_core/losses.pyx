@@ -196,6 +196,7 @@ cdef class SmoothHinge(BoxQuadratic):
         if not 0.0 < gamma < INFINITY:
             raise ValueError(f"gamma must be > 0 and finite for smooth_hinge, got {gamma!r}")
         self.gamma = gamma
+        self.inv_gamma = 1.0 / gamma
         self.has_box = True
         self.family = BOX_QUADRATIC
         self.upper = 1.0
@@ -209,11 +210,11 @@ cdef class SmoothHinge(BoxQuadratic):
         return 0.5 * r * (r / self.gamma)
 
     cdef double derivative(self, double y, double z) noexcept nogil:
-        return -y * _clip((1.0 - y * z) / self.gamma, 0.0, 1.0)
+        return -y * _clip((1.0 - y * z) * self.inv_gamma, 0.0, 1.0)
 
     cdef double curvature(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
-        return 1.0 / self.gamma if 0.0 < r < self.gamma else 0.0
+        return self.inv_gamma * ((r > 0.0) & (r < self.gamma))
 
 
 cdef class SquaredHinge(BoxQuadratic):
