@@ -1,9 +1,9 @@
 """Rule 4 with the direct solve: Newton against SDCA where Newton's system is solved directly.
 
     python -m benchmarks.direct_rule [--datasets a9a a9a.t ijcnn1 ijcnn1.t mushrooms letter
-                                      satimage pendigits] [--C 0.03 0.1 0.3 1 3 10]
+                                      satimage pendigits w8a] [--C 0.03 0.1 0.3 1 3 10]
                                      [--losses logistic squared_hinge smooth_hinge]
-                                     [--repeats 3] [--json FILE]
+                                     [--kappa-range 0.05 20] [--repeats 3] [--json FILE]
 
 Time to a certified 1e-4 relative duality gap (train(tol=1e-4)), LIBLINEAR's intercept
 feature (fit_intercept=True, intercept_scaling=1), one thread, of solver="newton" and

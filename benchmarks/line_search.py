@@ -35,14 +35,17 @@ def run(X, y, repeats, **kwargs):
     """{"before": (median s, passes), "now": (...)}, the two alternating."""
     times = {"before": [], "now": []}
     passes = {}
-    for _ in range(repeats):
-        for name, start in (("before", at_one), ("now", CUT)):
-            Newton._line_start = start
-            t0 = time.perf_counter()
-            model = fastdual.train(X, y, solver="newton", tol=1e-4, max_epochs=1000, **kwargs)
-            times[name].append(time.perf_counter() - t0)
-            passes[name] = (model.n_epochs_, model.converged_)
-    Newton._line_start = CUT
+    try:
+        for _ in range(repeats):
+            for name, start in (("before", at_one), ("now", CUT)):
+                Newton._line_start = start
+                t0 = time.perf_counter()
+                model = fastdual.train(X, y, solver="newton", tol=1e-4, max_epochs=1000,
+                                       **kwargs)
+                times[name].append(time.perf_counter() - t0)
+                passes[name] = (model.n_epochs_, model.converged_)
+    finally:
+        Newton._line_start = CUT
     return {k: (float(np.median(v)), passes[k]) for k, v in times.items()}
 
 

@@ -736,29 +736,47 @@ def test_the_line_derivatives_match_numpy(loss):
             np.sum(c * problem.loss.curvatures(labels, m) * dz * dz), rel=1e-12, abs=1e-14)
     with pytest.raises(ValueError, match="dz has 69 entries for 70 margins"):
         _newton.line_derivatives(labels, c, z, dz[:69], 1.0, problem.loss)
+    # f'' at t = 1 from the loss's curvature terms c_i phi''(m_i) that loss_terms leaves
+    slope, curve = np.empty(70), np.empty(70)
+    _newton.loss_terms(labels, c, z, problem.loss, slope, curve, dz, 1.0)
+    assert _newton.weighted_square_sum(curve, dz) == pytest.approx(
+        _newton.line_derivatives(labels, c, z, dz, 1.0, problem.loss)[1], rel=1e-12, abs=1e-14)
+    assert _newton.weighted_square_sum(curve, dz) == pytest.approx(np.sum(curve * dz * dz),
+                                                                   rel=1e-12, abs=1e-14)
+    with pytest.raises(ValueError, match="weights has 69 entries for 70"):
+        _newton.weighted_square_sum(curve[:69], dz)
 
 
+@pytest.mark.parametrize("tight", [False, True])
 @pytest.mark.parametrize("gamma", [1.0, 0.5])
-def test_a_step_past_the_minimum_is_cut_to_the_minimum(gamma):
+@pytest.mark.parametrize("free", [False, True])
+def test_a_step_past_the_minimum_is_cut_to_the_minimum(gamma, free, tight, monkeypatch):
     """The smoothed hinge's linear stretches have no curvature, so its Newton steps overshoot
     the minimum along them. The line search's first trial is then the minimum, to
-    |f'(t)| <= LINE_TOL |f'(0)| for f(t) = P(w + t s) computed by NumPy, and an exact minimum
-    of f by scipy's bounded search is no lower than f there by more than that slope allows;
-    where t = 1 does not overshoot, the trial is 1 with the loss's terms at 1. Halving from
-    t = 1 (Armijo's test alone) fails the first assertion on the overshooting steps."""
+    |f'(t)| <= LINE_TOL |f'(0)| for f(t) = P(w + t s) computed by NumPy (with LIBLINEAR's
+    intercept feature, penalised or free), and an exact minimum of f by scipy's bounded search
+    is no lower than f there by more than that slope allows; where t = 1 does not overshoot,
+    the trial is 1 with the loss's terms at 1. The iterate taken is w + t s or a halving of it
+    (Armijo's test decides). Halving from t = 1 alone fails the first assertion on the
+    overshooting steps. With LINE_TOL at 1e-12 (tight), the cut t is scipy's minimum of the
+    same f to 1e-6 of t: f' is summed right, the free intercept's entry out of the penalty."""
     from scipy.optimize import minimize_scalar
-    from fastdual.solvers.newton import LINE_TOL, Newton
+    from fastdual.solvers import newton
+    from fastdual.solvers.newton import Newton
+    if tight:
+        monkeypatch.setattr(newton, "LINE_TOL", 1e-12)
+    LINE_TOL = newton.LINE_TOL
     X, y = problem_for("smooth_hinge", n=200, d=8, seed=6)
     alpha = 1e-4
     problem = build_problem(X, y, loss="smooth_hinge", alpha=alpha, C=None, l1_ratio=0.0,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
-                            loss_params={"gamma": gamma})
+                            loss_params={"gamma": gamma}, regularize_intercept=not free)
     A = np.column_stack([X, np.ones(200)])
     labels = problem.y
 
     def f(w):
         return np_objective(X, labels, w[:-1], w[-1], loss="smooth_hinge", l2=alpha, l1=0.0,
-                            fit_intercept=True, gamma=gamma)
+                            fit_intercept=True, regularize_intercept=not free, gamma=gamma)
 
     driver = Newton(problem, {"max_cg": 250, "linear_solver": "direct"}, 0)
     line_start, seen = driver._line_start, []
@@ -770,18 +788,23 @@ def test_a_step_past_the_minimum_is_cut_to_the_minimum(gamma):
         return t, known
 
     driver._line_start = recording
+    taken = []
     for _ in range(6):
         driver.epoch()
+        taken.append(driver.w.copy())
+    assert len(seen) == 6
     cut = 0
-    for w, step, slope, t, known in seen:
+    for (w, step, slope, t, known), after in zip(seen, taken):
+        assert any(np.array_equal(after, w + (t * 0.5 ** k) * step) for k in range(60))
         h = 1e-7 / np.abs(A @ step).max()      # (margins moved by at most 1e-7)
         assert slope == pytest.approx((f(w + h * step) - f(w - h * step)) / (2 * h), rel=1e-5)
         along = (f(w + (t + h) * step) - f(w + (t - h) * step)) / (2 * h)
         if t == 1.0:
             assert along <= LINE_TOL * -slope + 1e-6 * abs(slope)
             trial = w + step
-            assert known / 200 + 0.5 * alpha * trial @ trial == pytest.approx(f(trial),
-                                                                              rel=1e-12)
+            penalised = trial[:-1] if free else trial
+            assert (known / 200 + 0.5 * alpha * penalised @ penalised
+                    == pytest.approx(f(trial), rel=1e-12))
             continue
         cut += 1
         assert known is None and 0.0 < t < 1.0
@@ -789,4 +812,6 @@ def test_a_step_past_the_minimum_is_cut_to_the_minimum(gamma):
         best = minimize_scalar(lambda s: f(w + s * step), bounds=(0.0, 1.0), method="bounded",
                                options={"xatol": 1e-12})
         assert f(w + t * step) <= best.fun + LINE_TOL * -slope * abs(t - best.x) + 1e-12
+        if tight:
+            assert t == pytest.approx(best.x, rel=1e-6)
     assert cut >= 1

@@ -193,8 +193,9 @@ cdef class SmoothHinge(BoxQuadratic):
 
     def __init__(self, double gamma=1.0):
         # Finite: at gamma = inf the loss is 0 where it is quadratic and -inf past it.
-        if not 0.0 < gamma < INFINITY:
-            raise ValueError(f"gamma must be > 0 and finite for smooth_hinge, got {gamma!r}")
+        if not (0.0 < gamma < INFINITY and 1.0 / gamma < INFINITY):
+            raise ValueError(f"gamma must be > 0 and finite, with 1/gamma finite, for "
+                             f"smooth_hinge, got {gamma!r}")
         self.gamma = gamma
         self.inv_gamma = 1.0 / gamma
         self.has_box = True
@@ -214,7 +215,7 @@ cdef class SmoothHinge(BoxQuadratic):
 
     cdef double curvature(self, double y, double z) noexcept nogil:
         cdef double r = 1.0 - y * z
-        return self.inv_gamma * ((r > 0.0) & (r < self.gamma))
+        return self.inv_gamma if 0.0 < r < self.gamma else 0.0
 
 
 cdef class SquaredHinge(BoxQuadratic):

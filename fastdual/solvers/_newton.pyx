@@ -53,6 +53,19 @@ def line_derivatives(const double[::1] y, const double[::1] sample_weight,
     return first, second
 
 
+def weighted_square_sum(const double[::1] weights, const double[::1] x):
+    """sum_i weights_i x_i^2 (f'' along a line search's direction from the loss's curvature
+    terms, c_i phi''(m_i)), one pass over n."""
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef double total = 0.0
+    if weights.shape[0] != n:
+        raise ValueError(f"weights has {weights.shape[0]} entries for {n}")
+    with nogil:
+        for i in range(n):
+            total += weights[i] * x[i] * x[i]
+    return total
+
+
 def loss_sum(const double[::1] y, const double[::1] sample_weight, const double[::1] z,
              const double[::1] dz, double step, Loss loss):
     """sum_i c_i phi(y_i, z_i + step dz_i): the line search's trial value, one pass over n."""

@@ -49,14 +49,22 @@ def soft_threshold(v, kappa):
     return np.sign(v) * np.maximum(np.abs(v) - kappa, 0.0)
 
 
+def penalised_dot(a, b, free_last):
+    """a.P b, P the identity but for a free intercept's entry (the last): the dot product over
+    the penalised entries of two float64 vectors, by _core.linalg's sum."""
+    value = dot(a, b)
+    if free_last:
+        value -= a[-1] * b[-1]
+    return value
+
+
 def penalty(w, l2, l1, free_last):
     """l2/2 ||w||^2 + l1 ||w||_1 over the entries of w (float64, contiguous) but the last when
     it is a free intercept's, without a temporary of w's length: by _core.linalg's sums, the
     same bits wherever w lies in memory (a line search compares these values)."""
-    last = w[-1] if free_last else 0.0
-    value = 0.5 * l2 * (dot(w, w) - last * last)
+    value = 0.5 * l2 * penalised_dot(w, w, free_last)
     if l1:
-        value += l1 * (asum(w) - abs(last))
+        value += l1 * (asum(w) - (abs(w[-1]) if free_last else 0.0))
     return value
 
 

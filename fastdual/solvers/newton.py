@@ -13,8 +13,8 @@ from fastdual._core import rows as _rows
 from fastdual._core.linalg import axpy, dot, nrm2
 from fastdual.solvers import _newton
 from fastdual.losses import get_loss_spec
-from fastdual.solvers.common import (OWN_CHOLESKY_MAX, Option, penalty, soft_threshold,
-                                     solve_spd)
+from fastdual.solvers.common import (OWN_CHOLESKY_MAX, Option, penalised_dot, penalty,
+                                     soft_threshold, solve_spd)
 
 TINY = np.finfo(float).tiny
 
@@ -42,7 +42,7 @@ CG_RESIDUAL_TOL = 0.1
 DIRECT_CG_PASSES = 10
 MARGIN_REFRESH = 8
 # A piecewise quadratic loss's line search: where the Newton step overshoots the minimum along
-# it (the objective's slope at t = 1 is positive and above LINE_TOL times its slope at 0), the
+# it (the objective's slope at t = 1 is above LINE_TOL |f'(0)|, f'(0) < 0 its slope at 0), the
 # first trial is that minimum, found to |f'(t)| <= LINE_TOL |f'(0)| by Newton's method on t in
 # at most LINE_STEPS evaluations (docs/math.md 4f, "The line search past the minimum").
 LINE_TOL = 0.1
@@ -140,10 +140,10 @@ class Newton:
             self.w = soft_threshold(v, problem.l1 / problem.l2) if problem.l1 else v
         capabilities = get_loss_spec(problem.loss_name).capabilities
         self.exact_model = problem.l1 == 0.0 and "quadratic" in capabilities
-        # (the loss's margins on a line are piecewise quadratic: _line_start's Newton on t ends
-        # in a few steps; with l1, the orthant's projection bends the line)
-        self.line_newton = (problem.l1 == 0.0 and "piecewise_quadratic" in capabilities
-                            and not self.exact_model)
+        # (the objective along a line is then piecewise quadratic: _line_start's Newton on t
+        # ends in a few steps; with l1, the orthant's projection bends the line)
+        self.cut_overshoot = (problem.l1 == 0.0 and "piecewise_quadratic" in capabilities
+                              and not self.exact_model)
         choice = options["linear_solver"]
         self.costs = None if choice == "cg" else hessian_costs(problem)
         direct = direct_pays(problem, self.costs) if choice == "auto" else choice == "direct"
@@ -447,7 +447,7 @@ class Newton:
         trial = np.empty_like(w)
         t = 1.0
         known_sum = None                  # (the data term at t, when the terms are at t)
-        if self.line_newton:
+        if self.cut_overshoot:
             t, known_sum = self._line_start(step, slope)
         for halvings in range(61):
             if halvings == 60:
@@ -507,20 +507,24 @@ class Newton:
         end). Then t in (0, 1) is the minimum, to |f'(t)| <= LINE_TOL |f'(0)|, by Newton's
         method on t kept inside the bracket [low, high] of the minimum by bisection: f is
         convex and piecewise quadratic along the step, f'(t) = sum_i c_i phi'(z_i + t dz_i)
-        dz_i / n + l2 (w.s + t s.s), f''(t) = sum_i c_i phi''(.) dz_i^2 / n + l2 s.s."""
+        dz_i / n + l2 (w.P s + t s.P s), f''(t) = sum_i c_i phi''(.) dz_i^2 / n + l2 s.P s
+        (P: a free intercept's entry excluded). The first Newton step is from t = 1's terms,
+        the others from line_derivatives."""
         problem = self.problem
         n, l2 = problem.n_samples, problem.l2
         y, c, loss, z, dz = problem.y, problem.sample_weight, problem.loss, self.z, self.dz
-        w = self.w
-        ws, ss = dot(w, step), dot(step, step)
-        if self.free_last:
-            ws -= w[-1] * step[-1]
-            ss -= step[-1] * step[-1]
+        ws = penalised_dot(self.w, step, self.free_last)
+        ss = penalised_dot(step, step, self.free_last)
         data_sum = _newton.loss_terms(y, c, z, loss, self.slope, self.curve, dz, 1.0)
-        if not dot(self.slope, dz) / n + l2 * (ws + ss) > LINE_TOL * -slope:
+        d1 = dot(self.slope, dz) / n + l2 * (ws + ss)
+        if not d1 > LINE_TOL * -slope:
             return 1.0, data_sum
         low, high, t = 0.0, 1.0, 1.0
+        d2 = _newton.weighted_square_sum(self.curve, dz) / n + l2 * ss
         for _ in range(LINE_STEPS):
+            t = t - d1 / d2 if d2 > 0.0 else 0.5 * (low + high)
+            if not low < t < high:
+                t = 0.5 * (low + high)
             first, second = _newton.line_derivatives(y, c, z, dz, t, loss)
             d1 = first / n + l2 * (ws + t * ss)
             if abs(d1) <= LINE_TOL * -slope:
@@ -530,9 +534,6 @@ class Newton:
             else:
                 high = t
             d2 = second / n + l2 * ss
-            t = t - d1 / d2 if d2 > 0.0 else 0.5 * (low + high)
-            if not low < t < high:
-                t = 0.5 * (low + high)
         return t, None
 
     def _bounded_step(self, step, slope):
@@ -545,9 +546,7 @@ class Newton:
         if not 0.0 < scale < np.inf:
             return 0.0
         s, dz = step / scale, self.dz / scale
-        curvature = problem.l2 * dot(s, s)
-        if self.free_last:
-            curvature -= problem.l2 * s[-1] * s[-1]
+        curvature = problem.l2 * penalised_dot(s, s, self.free_last)
         curvature += float(np.dot(problem.sample_weight * dz, dz)) / (
             problem.loss.gamma * problem.n_samples)
         return -slope / scale / scale / curvature if curvature > 0.0 else 0.0
