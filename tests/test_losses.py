@@ -91,6 +91,24 @@ def test_curvature_matches_finite_differences_of_the_loss(name):
             or name in ("logistic", "squared")
 
 
+@pytest.mark.parametrize("name", SMOOTH_LOSSES)
+def test_one_call_for_value_and_derivatives_gives_each_ones_bits(name):
+    """value_derivatives (Newton's passes, through _newton.loss_terms) writes the bits of
+    derivative and curvature, and sums the values, on every piece of the loss and its
+    boundaries (the smoothed hinge at gamma = 0.7: 1 - yz at 0 and at gamma)."""
+    from fastdual.solvers import _newton
+    loss = loss_object(name)
+    for y in targets(name):
+        edges = [1.0 / y, 0.3 / y] if y else []       # (the smoothed hinge's kinks)
+        z = np.concatenate([np.linspace(-4, 4, 161), edges])
+        labels, weights = np.full(z.shape, y), np.ones(z.shape)
+        slope, curve = np.empty(z.shape), np.empty(z.shape)
+        total = _newton.loss_terms(labels, weights, z, loss, slope, curve)
+        np.testing.assert_array_equal(slope, loss.derivatives(labels, z))
+        np.testing.assert_array_equal(curve, loss.curvatures(labels, z))
+        assert total == pytest.approx(np.sum(loss.values(labels, z)), rel=1e-13, abs=1e-13)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_conjugate_matches_numerical_infimum(name):
     loss = loss_object(name)

@@ -217,6 +217,18 @@ cdef class SmoothHinge(BoxQuadratic):
         cdef double r = 1.0 - y * z
         return self.inv_gamma if 0.0 < r < self.gamma else 0.0
 
+    cdef double value_derivatives(self, double y, double z, double* d1,
+                                  double* d2) noexcept nogil:
+        # (one call for Newton's passes: the bits of value, derivative and curvature)
+        cdef double r = 1.0 - y * z
+        d1[0] = -y * _clip(r * self.inv_gamma, 0.0, 1.0)
+        d2[0] = self.inv_gamma if 0.0 < r < self.gamma else 0.0
+        if r <= 0.0:
+            return 0.0
+        if r >= self.gamma:
+            return r - 0.5 * self.gamma
+        return 0.5 * r * (r / self.gamma)
+
 
 cdef class SquaredHinge(BoxQuadratic):
     """phi = max(0, 1 - yz)^2 (2-smooth); -phi*(-a) = beta - beta^2 / 4 on beta >= 0."""
