@@ -42,6 +42,8 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choic
     ("squared_epsilon_insensitive", 2.0, 0.0, False, False, ("newton", {}), 4),
     ("squared_hinge", 2.0, 0.0, False, False, ("sdca", {}), 5),
     ("smooth_hinge", 2.0, 0.0, False, False, ("sdca", {}), 5),
+    ("squared_hinge", 6.0, 0.0, False, False, ("newton", {}), 4),
+    ("smooth_hinge", 6.0, 0.0, False, False, ("newton", {}), 4),
     ("logistic", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("squared", 50.0, 0.0, False, False, ("newton", {}), 4),
     ("smooth_hinge", 50.0, 0.0, False, True, ("sdca", {}), 4),
@@ -72,7 +74,8 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choic
 def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, number):
     n, d = (30, 2500) if wide == "many" else (40, 120) if wide else (120, 6)
     X, y = problem_for(loss, n=n, d=d, seed=1)
-    gamma = {"logistic": 4.0, "squared": 1.0, "smooth_hinge": 1.0}.get(loss, 1.0)
+    gamma = {"logistic": 4.0, "squared": 1.0, "smooth_hinge": 1.0,
+             "squared_hinge": 0.5}.get(loss, 1.0)
     alpha = alpha_for(kappa, X, gamma) / (1.0 - l1_ratio if l1_ratio < 1 else 1.0)
     p = problem(X, y, loss, alpha, l1_ratio, regularize_intercept=not free)
     assert auto.rule(p) == (*choice, number)
