@@ -9,6 +9,7 @@ import fastdual
 from conftest import problem_for
 from fastdual._problem import build_problem
 from fastdual.solvers import auto, takes_warm_start
+from fastdual.solvers.switching import Handover
 
 
 def problem(X, y, loss, alpha, l1_ratio=0.0, regularize_intercept=True):
@@ -82,6 +83,12 @@ def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, n
     model = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, max_epochs=3,
                            regularize_intercept=not free, random_state=0, tol=0.0)
     assert model.solver == choice[0]
+    stages = auto.plan(p, {}, fastdual.SOLVERS)
+    if stages[0] != choice:
+        # SDCA's first epochs before Newton (its first model flat: the smoothed hinge), then
+        # the choice: not the bits of naming it (test_a_flat_start_takes_sdcas_first_epochs)
+        assert stages[:2] == [("sdca", {}), Handover(choice[0], {}, auto.FLAT_START_EPOCHS)]
+        return
     named = fastdual.train(X, y, loss=loss, alpha=alpha, l1_ratio=l1_ratio, max_epochs=3,
                            regularize_intercept=not free, random_state=0, tol=0.0,
                            solver=choice[0], **choice[1])
@@ -146,3 +153,44 @@ def test_multiclass_and_the_estimators_use_auto():
     from fastdual.sklearn import LinearClassifier
     assert LinearClassifier().solver == "auto"
     assert LinearClassifier(loss="squared_hinge", alpha=alpha).fit(X, y).model_.solver == "newton"
+
+
+@pytest.mark.parametrize("loss,params,flat", [
+    ("smooth_hinge", {}, True), ("smooth_hinge", {"gamma": 0.5}, True),
+    ("smooth_hinge", {"gamma": 2.0}, False), ("squared_hinge", {}, False),
+    ("logistic", {}, False), ("squared", {}, False)])
+def test_a_flat_start_is_where_no_margin_has_curvature_at_zero(loss, params, flat):
+    """flat_start: Newton's model at w = 0 is the l2 penalty alone, for the smoothed hinge with
+    gamma <= 1 (1 - yz = 1 at the end of its quadratic stretch or past it), not with gamma > 1
+    (1 < gamma: on the stretch) nor for the losses curved at 0."""
+    X, y = problem_for(loss, n=50, d=4, seed=0)
+    p = build_problem(X, y, loss=loss, alpha=1e-3, C=None, l1_ratio=0.0, fit_intercept=True,
+                      intercept_scaling=1.0, sample_weight=None, loss_params=params)
+    assert auto.flat_start(p) is flat
+
+
+def test_a_flat_start_takes_sdcas_first_epochs():
+    """Where the rule picks Newton and its first model is flat (the smoothed hinge), auto runs
+    SDCA's first FLAT_START_EPOCHS epochs and hands over to Newton (SDCA behind it as its stall
+    fallback); the switch is recorded, the run converges, and its certificate is the shared
+    one of exactly the returned model, at SDCA's optimum. Not for the squared hinge."""
+    X, y = problem_for("smooth_hinge", n=400, d=10, seed=3)
+    alpha = alpha_for(50.0, X, 1.0)
+    p = problem(X, y, "smooth_hinge", alpha)
+    assert auto.rule(p)[0] == "newton"
+    assert auto.plan(p, {}, fastdual.SOLVERS) == [
+        ("sdca", {}), Handover("newton", {}, auto.FLAT_START_EPOCHS), ("sdca", {})]
+    model = fastdual.train(X, y, loss="smooth_hinge", alpha=alpha, tol=1e-8, random_state=0)
+    assert model.converged_ and model.solver == "newton"
+    [handover] = model.switches_
+    assert (handover["from"], handover["to"], handover["epoch"]) == (
+        "sdca", "newton", auto.FLAT_START_EPOCHS)
+    assert handover["reason"].startswith("handed over")
+    cert = fastdual.duality_gap(X, y, model.coef_, model.intercept_, dual_coef=model.dual_coef_,
+                                loss="smooth_hinge", alpha=alpha)
+    assert (cert.gap, cert.primal, cert.dual) == (model.gap_, model.primal_, model.dual_)
+    reference = fastdual.train(X, y, loss="smooth_hinge", alpha=alpha, solver="sdca",
+                               tol=1e-11, max_epochs=50_000, random_state=1)
+    assert model.primal_ == pytest.approx(reference.primal_, rel=1e-7)
+    squared = problem(X, y, "squared_hinge", alpha_for(50.0, X, 0.5))
+    assert auto.plan(squared, {}, fastdual.SOLVERS)[0] == ("newton", {})

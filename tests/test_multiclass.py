@@ -546,7 +546,9 @@ def test_ctrl_c_in_one_vs_rest_raises_with_the_model():
                        check_every=1, callback=_interrupt_in_class("emu"))
     model = caught.value.model
     assert model is not None and model.coef_.shape == (4, 7)
-    assert model.class_n_epochs_[3] == 0 and model.class_n_epochs_[2] >= 2
+    # (the interrupted class returns its best certified point: the check of epoch 1 or 2, the
+    # first two epochs being SDCA's before Newton, whose hinge-type primal is not monotone)
+    assert model.class_n_epochs_[3] == 0 and model.class_n_epochs_[2] >= 1
 
 
 @pytest.mark.parametrize("loss, strategy", [("hinge", "crammer_singer"),

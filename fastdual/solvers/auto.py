@@ -33,7 +33,9 @@ with solver="auto" restrict the choice to the solvers that take them all (e.g.
 acceleration=True means "sdca"); an explicit solver= always wins.
 
 With no solver options given, `plan` adds the method auto switches to if the first one stalls
-(`fallback`; the stall test is fastdual.solvers.switching's).
+(`fallback`; the stall test is fastdual.solvers.switching's), and puts SDCA's first epochs
+before Newton where Newton from zero starts badly: on raw text (rows of very different
+lengths) and where its first model is the l2 penalty alone (`flat_start`: the smoothed hinge).
 """
 import numpy as np
 
@@ -56,6 +58,10 @@ CORRECTION_MAX_CG = 30
 # epochs come first and Newton starts from their w (switching.Handover; docs/solvers/auto.md,
 # "SDCA's first epochs before Newton").
 WARMUP_EPOCHS = 8
+# Where Newton's first model at w = 0 is the l2 penalty alone (no margin's loss has curvature
+# at 0, some has a slope: the smoothed hinge with gamma <= 1), SDCA's first FLAT_START_EPOCHS
+# epochs come first as well (docs/solvers/auto.md, "SDCA's first epochs before Newton").
+FLAT_START_EPOCHS = 2
 
 
 def condition_number(problem):
@@ -134,6 +140,16 @@ def fallback(problem, name, options):
     return None
 
 
+def flat_start(problem):
+    """Whether Newton's model at w = 0 is the l2 penalty alone: no sample of positive weight
+    has curvature at the zero margin, and some has a slope there (the smoothed hinge with gamma
+    <= 1: every margin at the end of its quadratic stretch or past it, on the linear part)."""
+    kept = problem.sample_weight > 0.0
+    y, zero = problem.y[kept], np.zeros(int(np.count_nonzero(kept)))
+    return (not np.any(np.asarray(problem.loss.curvatures(y, zero)) != 0.0)
+            and bool(np.any(np.asarray(problem.loss.derivatives(y, zero)) != 0.0)))
+
+
 def plan(problem, options, solvers):
     """The methods solver="auto" runs, in order: choose's, then (with no solver options
     given) its fallback when it stalls. Each is (solver name, options), a switching.Correction
@@ -141,15 +157,18 @@ def plan(problem, options, solvers):
     conjugate gradient (its direct solve does not pay) on rows whose c_i ||x_i||^2 spread more
     than ROW_SPREAD times their mean, plain SDCA runs its first WARMUP_EPOCHS epochs and hands
     over to Newton (Newton-CG from zero there spends hundreds of passes on its first steps;
-    direct steps do not, and the epochs before them cost 1.6-5 times their run: docs/solvers/
-    auto.md)."""
+    direct steps do not, and the epochs before them cost 1.6-5 times their run), and where
+    Newton's first model is the l2 penalty alone (flat_start), its first FLAT_START_EPOCHS
+    (docs/solvers/auto.md)."""
     first = choose(problem, options, solvers)
     if options:
         return [first]
     stages = [first]
-    if (first[0] == "newton" and problem.l1 == 0.0 and not problem.free_intercept
-            and row_spread(problem) > ROW_SPREAD and not newton.direct_pays(problem)):
-        stages = [("sdca", {}), Handover("newton", {}, WARMUP_EPOCHS)]
+    if first[0] == "newton" and problem.l1 == 0.0 and not problem.free_intercept:
+        if row_spread(problem) > ROW_SPREAD and not newton.direct_pays(problem):
+            stages = [("sdca", {}), Handover("newton", {}, WARMUP_EPOCHS)]
+        elif flat_start(problem):
+            stages = [("sdca", {}), Handover("newton", {}, FLAT_START_EPOCHS)]
     second = fallback(problem, *first)
     return stages if second is None else stages + [second]
 
