@@ -547,7 +547,7 @@ class Newton:
             return 0.0
         s, dz = step / scale, self.dz / scale
         curvature = problem.l2 * penalised_dot(s, s, self.free_last)
-        curvature += float(np.dot(problem.sample_weight * dz, dz)) / (
+        curvature += _newton.weighted_square_sum(problem.sample_weight, dz) / (
             problem.loss.gamma * problem.n_samples)
         return -slope / scale / scale / curvature if curvature > 0.0 else 0.0
 
