@@ -33,6 +33,7 @@ class Matrix:
     column_source: object = field(default=None, repr=False)
     _columns: tuple = field(default=None, repr=False)
     _squared_norms: dict = field(default_factory=dict, repr=False)   # bias -> ||x_i||^2 + bias^2
+    _derived: dict = field(default_factory=dict, repr=False)   # key -> a quantity of the rows
     # One-vs-rest's threads share the Matrix: its caches are filled once, under this lock.
     _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -64,6 +65,15 @@ class Matrix:
                                      "to unit norm) or intercept_scaling")
                 self._squared_norms[bias] = norms
         return norms
+
+    def derived(self, key, make):
+        """make(), computed once per key for these rows and kept with them: what the rows'
+        users measure of X alone (solver="auto"'s Gram floor), shared by the problems on the
+        same rows, one-vs-rest's classes among them."""
+        with self._lock:
+            if key not in self._derived:
+                self._derived[key] = make()
+            return self._derived[key]
 
     def columns(self):
         """X in the column layout of the column kernels (solvers/_cd.pyx): (data, indices,

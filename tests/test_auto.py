@@ -1,6 +1,8 @@
 """solver="auto" (the default): each documented rule picks its solver, the model records the
 solver that ran, an explicit solver or solver options win, and the certificate is that of the
 returned model."""
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -34,6 +36,7 @@ def alpha_for(kappa, X, loss_gamma):
 
 CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choice, rule)
     # shape: False narrow (120 x 6, Newton's direct solve pays), True wide (40 x 120),
+    # "repeated" wide with each of 20 rows twice (40 x 120: linearly dependent rows),
     # "many" (30 x 2500: too many features for the direct solve)
     ("logistic", 0.5, 0.0, False, False, ("sdca", {}), 5),
     ("logistic", 2.0, 0.0, False, False, ("newton", {}), 4),
@@ -50,8 +53,10 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choic
     ("smooth_hinge", 50.0, 0.0, False, True, ("sdca", {}), 4),
     ("squared_hinge", 5000.0, 0.0, False, True, ("sdca", {}), 4),
     ("squared_hinge", 50.0, 0.0, False, False, ("newton", {}), 4),
-    ("logistic", 50.0, 0.0, False, True, ("newton", {}), 4),
-    ("squared", 50.0, 0.0, False, True, ("newton", {}), 4),
+    ("logistic", 50.0, 0.0, False, True, ("sdca", {}), 4),     # random rows: nearly orthogonal
+    ("squared", 50.0, 0.0, False, True, ("sdca", {}), 4),
+    ("logistic", 50.0, 0.0, False, "repeated", ("newton", {}), 4),   # every row twice
+    ("squared", 50.0, 0.0, False, "repeated", ("newton", {}), 4),
     ("hinge", 50.0, 0.0, False, False, ("sdca", {}), 3),
     ("epsilon_insensitive", 50.0, 0.0, False, False, ("sdca", {}), 3),
     ("logistic", 50.0, 0.5, False, False, ("cd", {}), 1),
@@ -75,6 +80,8 @@ CASES = [  # (loss, kappa, l1_ratio, free intercept, shape, the documented choic
 def test_each_rule_picks_its_solver(loss, kappa, l1_ratio, free, wide, choice, number):
     n, d = (30, 2500) if wide == "many" else (40, 120) if wide else (120, 6)
     X, y = problem_for(loss, n=n, d=d, seed=1)
+    if wide == "repeated":
+        X, y = np.vstack([X[:20], X[:20]]), np.concatenate([y[:20], y[:20]])
     gamma = {"logistic": 4.0, "squared": 1.0, "smooth_hinge": 1.0,
              "squared_hinge": 0.5}.get(loss, 1.0)
     alpha = alpha_for(kappa, X, gamma) / (1.0 - l1_ratio if l1_ratio < 1 else 1.0)
@@ -194,3 +201,117 @@ def test_a_flat_start_takes_sdcas_first_epochs():
     assert model.primal_ == pytest.approx(reference.primal_, rel=1e-7)
     squared = problem(X, y, "squared_hinge", alpha_for(50.0, X, 0.5))
     assert auto.plan(squared, {}, fastdual.SOLVERS)[0] == ("newton", {})
+
+
+def normalised_gram_lowest(X, bias):
+    """The smallest eigenvalue of the Gram matrix of X's nonzero rows with the intercept
+    feature appended, scaled to a unit diagonal, by NumPy over all the rows."""
+    rows = np.hstack([np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64),
+                      np.full((X.shape[0], 1), bias)])
+    rows = rows[np.linalg.norm(rows, axis=1) > 0]
+    rows /= np.linalg.norm(rows, axis=1)[:, None]
+    return np.linalg.eigvalsh(rows @ rows.T)[0]
+
+
+def scattered_rows(n, d, per_row, seed):
+    """n unit rows of per_row Gaussian values at features drawn at random among d."""
+    rng = np.random.default_rng(seed)
+    indices = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
+    X = sp.csr_matrix((rng.standard_normal(n * per_row), indices,
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)))))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    return X, y
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_the_gram_floor_of_few_rows_is_their_smallest_eigenvalue(sparse, dtype, fit_intercept):
+    # Few rows (16, all sampled: 16 <= sqrt(16 * 16)): the exact eigenvalue, the row of zero
+    # norm left out without an intercept.
+    X, y = problem_for("logistic", n=16, d=30, seed=3, sparse=sparse, dtype=dtype)
+    X = X.tolil() if sparse else X.copy()
+    X[7] = 0.0
+    X = X.tocsr() if sparse else X
+    p = build_problem(X, y, loss="logistic", alpha=1e-3, C=None, l1_ratio=0.0,
+                      fit_intercept=fit_intercept, intercept_scaling=1.0, sample_weight=None,
+                      loss_params={})
+    expected = normalised_gram_lowest(X, 1.0 if fit_intercept else 0.0)
+    assert 0.05 < expected < 0.9
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    assert auto.gram_floor(p) == pytest.approx(expected, abs=tol)
+
+
+def test_the_gram_floor_of_many_rows_follows_their_spectrum():
+    # 1,500 rows, of which the estimate samples sqrt(16 * 1500) = 154: within a factor of 1.6
+    # of the smallest eigenvalue over all of them (NumPy's), with and without an intercept
+    # (which halves it: every row shares the intercept feature).
+    X, y = scattered_rows(1500, 20_000, 40, seed=4)
+    for fit_intercept in (False, True):
+        p = build_problem(X, y, loss="logistic", alpha=1e-6, C=None, l1_ratio=0.0,
+                          fit_intercept=fit_intercept, intercept_scaling=1.0,
+                          sample_weight=None, loss_params={})
+        expected = normalised_gram_lowest(X, 1.0 if fit_intercept else 0.0)
+        assert 0.05 < expected
+        assert expected / 1.6 <= auto.gram_floor(p) <= expected * 1.6
+
+
+def test_the_gram_floor_is_one_for_orthogonal_rows_and_zero_for_dependent_ones():
+    n = 1200                                  # more rows than the sample
+    X = sp.csr_matrix((np.random.default_rng(5).uniform(0.5, 2.0, n), np.arange(n) * 3,
+                       np.arange(n + 1)), shape=(n, 3 * n))
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    p = build_problem(X, y, loss="squared", alpha=1e-6, C=None, l1_ratio=0.0,
+                      fit_intercept=False, intercept_scaling=1.0, sample_weight=None,
+                      loss_params={})
+    assert auto.gram_floor(p) == pytest.approx(1.0, abs=1e-12)
+    # every row twice: dependent rows, whichever the sample holds
+    twice = sp.vstack([X[: n // 2], X[: n // 2]]).tocsr()
+    assert auto.gram_floor(problem(twice, y, "squared", 1e-6)) == 0.0
+    # more rows than features (with the intercept's): dependent, and nothing is sampled
+    narrow, labels = problem_for("logistic", n=50, d=48, seed=0)
+    assert auto.gram_floor(problem(narrow, labels, "logistic", 1e-6)) == 0.0
+
+
+def test_the_gram_floor_is_computed_once_per_rows_and_intercept(monkeypatch):
+    X, y = scattered_rows(300, 5_000, 20, seed=6)
+    calls = []
+    estimate = auto._gram_floor
+    monkeypatch.setattr(auto, "_gram_floor", lambda *args: calls.append(1) or estimate(*args))
+    shared = build_problem(X, y, loss="logistic", alpha=1e-6, C=None, l1_ratio=0.0,
+                           fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                           loss_params={})
+    first = auto.gram_floor(shared)
+    again = dataclasses.replace(shared, loss_name="squared")     # a problem on the same rows
+    assert auto.gram_floor(again) == first and len(calls) == 1
+    assert auto.gram_floor(dataclasses.replace(shared, bias=2.0)) != first
+    assert len(calls) == 2
+
+
+def test_wide_nearly_orthogonal_rows_go_to_sdca_and_dependent_ones_to_newton():
+    X, y = scattered_rows(400, 2 ** 16, 20, seed=7)
+    for loss in ("logistic", "squared", "squared_epsilon_insensitive"):
+        p = build_problem(X, y, loss=loss, alpha=1e-7, C=None, l1_ratio=0.0,
+                          fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                          loss_params={})
+        assert auto.condition_number(p) >= auto.NEWTON_KAPPA
+        assert auto.gram_floor(p) >= auto.GRAM_FLOOR
+        assert auto.rule(p) == ("sdca", {}, 4)
+        assert auto.plan(p, {}, fastdual.SOLVERS) == [("sdca", {}), ("newton", {})]
+    # the same rows, each twice: dependent, Newton as before
+    twice = sp.vstack([X[:200], X[:200]]).tocsr()
+    p = problem(twice, y, "logistic", 1e-7)
+    assert auto.gram_floor(p) == 0.0 and auto.rule(p)[0] == "newton"
+
+
+def test_sdca_on_nearly_orthogonal_rows_is_certified_and_reaches_newtons_optimum():
+    X, y = scattered_rows(400, 2 ** 16, 20, seed=8)
+    model = fastdual.train(X, y, loss="logistic", alpha=1e-7, tol=1e-8, random_state=0)
+    assert model.solver == "sdca" and model.converged_
+    reference = fastdual.train(X, y, loss="logistic", alpha=1e-7, tol=1e-10, solver="newton")
+    assert model.primal_ <= reference.primal_ * (1 + 1e-8) + 1e-12
+    certificate = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="logistic",
+                                       alpha=1e-7, dual_coef=model.dual_coef_)
+    assert certificate.gap == pytest.approx(model.gap_, rel=1e-9, abs=1e-15)

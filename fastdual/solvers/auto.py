@@ -12,11 +12,13 @@ the measurements behind them):
      newton.direct_pays: the d x d Hessian formed and factored at each step) for the squared
      loss at any kappa (one step solves it) and for the other losses without a box on their
      duals (logistic, squared epsilon-insensitive) from kappa >= DIRECT_NEWTON_KAPPA;
-     otherwise "newton" from kappa >= NEWTON_KAPPA, but the hinge-type smooth
-     losses (squared_hinge, smooth_hinge) on wide data (d > n, text) go to plain "sdca":
-     their duals sit on the box's bounds, so SDCA's shrinking skips most rows, and Newton's
-     generalised Hessian changes pattern from step to step there. If plain SDCA stalls there
-     (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
+     otherwise "newton" from kappa >= NEWTON_KAPPA, but on wide data (d > n) plain "sdca"
+     for the hinge-type smooth losses (squared_hinge, smooth_hinge: their duals sit on the
+     box's bounds, so SDCA's shrinking skips most rows, and Newton's generalised Hessian
+     changes pattern from step to step there) and for every smooth loss on nearly orthogonal
+     rows (gram_floor >= GRAM_FLOOR: hashed or random features, where SDCA's coordinates
+     barely couple and it needs tens of epochs whatever kappa; at its stall it goes on as
+     Newton). If plain SDCA stalls on a hinge type there (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
      when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the
      accelerated outer loop stalls on rows of very different lengths, raw text: its proximal
      term follows the longest row) and the intercept is not free; on rows of very different
@@ -62,6 +64,16 @@ WARMUP_EPOCHS = 8
 # at 0, some has a slope: the smoothed hinge with gamma <= 1), SDCA's first FLAT_START_EPOCHS
 # epochs come first as well (docs/solvers/auto.md, "SDCA's first epochs before Newton").
 FLAT_START_EPOCHS = 2
+# Rule 4 on wide data (d > n) where Newton would take conjugate gradient: plain "sdca" instead
+# when the rows are nearly orthogonal, i.e. the smallest eigenvalue of their Gram matrix scaled
+# to a unit diagonal, estimated from GRAM_SAMPLE rows (gram_floor), is at least GRAM_FLOOR.
+# There SDCA's coordinates barely couple and it converges in tens of epochs whatever kappa,
+# while Newton's conjugate gradient, preconditioned by X's column norms, takes hundreds of
+# passes (hashed or random features, more features than samples; docs/solvers/auto.md,
+# "Nearly orthogonal rows").
+GRAM_FLOOR = 0.05
+GRAM_SAMPLE = 400
+GRAM_BLOCKS = 4
 
 
 def condition_number(problem):
@@ -80,6 +92,63 @@ def row_spread(problem):
     sizes = problem.sample_weight * problem.squared_norms()
     mean = float(np.mean(sizes)) if sizes.shape[0] else 0.0
     return float(np.max(sizes)) / mean if mean > 0.0 else 1.0
+
+
+def gram_floor(problem):
+    """An estimate of the smallest eigenvalue of the rows' Gram matrix (with the intercept
+    feature) scaled to a unit diagonal, over the rows of nonzero norm: 1 for orthogonal rows,
+    0 where some rows are linearly dependent (always when they outnumber the features).
+    Computed once per X and intercept value (the rows' weights do not enter: rows of zero
+    weight, which SDCA skips, can only lower it); the estimate is _gram_floor's."""
+    matrix, bias = problem.X, problem.bias
+    norms = problem.squared_norms()
+    return matrix.derived(("gram_floor", bias), lambda: _gram_floor(matrix, bias, norms))
+
+
+def _gram_floor(matrix, bias, norms, seed=0):
+    """The smallest eigenvalue l(m) of m rows drawn at random (m at most GRAM_SAMPLE, and at
+    most sqrt(16 N) of the N rows: the sample's Gram costs at most 16 passes over X however
+    dense its rows), extrapolated to the N rows by the lower edge of a random matrix's
+    spectrum: l(m) = (s (1 - sqrt(m / D)))^2 for m rows in D dimensions, s^2 the scale of the
+    bulk (1/2 with an intercept feature as long as the rows, which every row shares). Its two
+    unknowns come from l(m) and the mean r of sqrt(l(m / GRAM_BLOCKS)) over the sample's
+    GRAM_BLOCKS disjoint blocks (each at least sqrt(l(m)), by interlacing): with
+    g = (r - sqrt(l(m))) / (sqrt(GRAM_BLOCKS) - 1), the estimate is
+    max(0, r + g - g sqrt(N GRAM_BLOCKS / m))^2 (docs/solvers/auto.md, "Nearly orthogonal
+    rows"), l(m) itself when m = N."""
+    import scipy.sparse as sp
+    rows = np.flatnonzero(norms > 0.0)
+    count = rows.shape[0]
+    if count == 0 or count > matrix.n_features + (bias != 0.0):
+        return 0.0
+    size = int(min(count, GRAM_SAMPLE, np.sqrt(16.0 * count)))
+    if size < count:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, size, replace=False))
+    taken = matrix.take_rows(rows)
+    values = taken.data.astype(np.float64, copy=False)
+    if taken.is_sparse:
+        block = sp.csr_matrix((values, taken.indices, taken.indptr),
+                              shape=(size, taken.n_features))
+        gram = (block @ block.T).toarray()
+    else:
+        block = values.reshape(size, taken.n_features)
+        gram = block @ block.T
+    gram += bias * bias
+    scale = 1.0 / np.sqrt(norms[rows])
+    gram *= scale[:, None]
+    gram *= scale[None, :]
+
+    def root_lowest(part):
+        return np.sqrt(max(float(np.linalg.eigvalsh(part)[0]), 0.0))
+
+    whole = root_lowest(gram)
+    part = size // GRAM_BLOCKS
+    if size == count or part < 2:
+        return whole * whole
+    r = np.mean([root_lowest(gram[b * part:(b + 1) * part, b * part:(b + 1) * part])
+                 for b in range(GRAM_BLOCKS)])
+    g = (r - whole) / (np.sqrt(size / part) - 1.0)
+    return max(r + g - g * np.sqrt(count / part), 0.0) ** 2
 
 
 def cd_trains(problem):
@@ -105,7 +174,8 @@ def rule(problem):
         if quadratic or kappa >= DIRECT_NEWTON_KAPPA:
             return "newton", {}, 4
     if problem.l1 == 0.0 and kappa >= NEWTON_KAPPA:
-        if hinge_type and problem.n_features > problem.n_samples:
+        if problem.n_features > problem.n_samples and (
+                hinge_type or gram_floor(problem) >= GRAM_FLOOR):
             return "sdca", {}, 4
         return "newton", {}, 4
     return "sdca", {}, 5
