@@ -14,8 +14,7 @@ no intercept) at --alphas, and its rows as distributed ("raw") with LIBLINEAR's 
 feature at --C; synth_sparse (10,000 rows of 10^6 Zipf-drawn features) on unit rows only.
 Newton is deterministic, so its passes are the same in every run; the time is the minimum of
 --repeats. Prints every case, then each mix against the first: the geo-mean, the range and
-the count of cases with fewer passes and with less time (docs/math.md 4f, "The
-preconditioner's mix").
+the count of cases with fewer passes and with less time (docs/benchmarks.md, G2f).
 """
 import argparse
 import json

@@ -12,8 +12,9 @@ an intercept ("none") and with LIBLINEAR's intercept feature of value 1 ("liblin
 solver="newton" (conjugate gradient: its direct solve does not pay with d > n)
 and solver="sdca", for every case with more features than samples where rule 4 weighs the
 two (kappa >= NEWTON_KAPPA), with auto.gram_floor's estimate of the smallest eigenvalue of
-the rows' Gram matrix scaled to a unit diagonal, the seconds that estimate took, and what
-solver="auto" now picks. The sets:
+the rows' Gram matrix scaled to a unit diagonal and the seconds it took (each case builds its
+problem anew: no estimate is reused), that eigenvalue over all the rows by NumPy where there are
+at most 4,000 ("exact"), and what solver="auto" now picks. The sets:
 - hashed-N: N rows of 50 features drawn uniformly among 2^20 (hashed features), Gaussian
   values, labels from a sparse linear model with noise (the probe's wide case at N = 2000);
 - zipf-N: the suite's synth_sparse, N rows of about 100 of 10^6 features drawn by a Zipf
@@ -38,6 +39,20 @@ from fastdual._problem import build_problem
 from fastdual.solvers import auto
 
 BINS = (0.0, 1e-9, 0.01, 0.05, 0.1, 0.2, 0.5, 1.01)
+EXACT_ROWS = 4000     # the exact eigenvalue, over all rows, up to this many
+
+
+def exact_floor(X, bias):
+    """The smallest eigenvalue of the Gram matrix of X's nonzero rows (with the intercept
+    feature) scaled to a unit diagonal, over all the rows (NumPy), or None above EXACT_ROWS."""
+    if X.shape[0] > EXACT_ROWS:
+        return None
+    gram = (X @ X.T).toarray() if sp.issparse(X) else X @ X.T
+    gram = gram + bias * bias
+    kept = np.diag(gram) > 0
+    gram = gram[np.ix_(kept, kept)]
+    scale = 1.0 / np.sqrt(np.diag(gram))
+    return max(float(np.linalg.eigvalsh(gram * scale[:, None] * scale[None, :])[0]), 0.0)
 
 
 def hashed(n, d=2 ** 20, k=50, seed=0):
@@ -90,9 +105,10 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rows = []
-    print("| data | n | d | intercept | loss | alpha | kappa | gram floor (s) | newton (s) | "
-          "sdca (s) | newton / sdca | auto picks |")
-    print("|---|---:|---:|---|---|---:|---:|---|---:|---:|---:|---|")
+    print("| data | n | d | intercept | loss | alpha | kappa | gram floor (s) | exact | "
+          "newton (s) | sdca (s) | newton / sdca | auto picks |")
+    print("|---|---:|---:|---|---|---:|---:|---|---:|---:|---:|---:|---|")
+    exact = {}
     for name in args.sets:
         X, y = load_set(name)
         n, d = X.shape
@@ -108,6 +124,9 @@ def main():
             start = time.perf_counter()
             floor = auto.gram_floor(problem)
             seconds = time.perf_counter() - start
+            if (name, intercept) not in exact:
+                exact[name, intercept] = exact_floor(X, 1.0 if fit_intercept else 0.0)
+            truth = exact[name, intercept]
             common = dict(loss=loss, alpha=alpha, max_epochs=args.max_epochs,
                           seconds=args.max_seconds, fit_intercept=fit_intercept,
                           intercept_scaling=1.0)
@@ -116,13 +135,15 @@ def main():
             t_sdca, ok_sdca, _ = timed_train(X, y, args.repeats, solver="sdca", **common)
             pick = auto.rule(problem)[0]
             print(f"| {name} | {n} | {d} | {intercept} | {loss} | {alpha:g} | {kappa:.3g} | "
-                  f"{floor:.3f} ({seconds:.3f}) | {t_newton:.3f}{'' if ok_newton else '*'} | "
+                  f"{floor:.3f} ({seconds:.3f}) | "
+                  f"{'-' if truth is None else format(truth, '.3f')} | "
+                  f"{t_newton:.3f}{'' if ok_newton else '*'} | "
                   f"{t_sdca:.3f}{'' if ok_sdca else '*'} | {t_newton / t_sdca:.2f} | "
                   f"{pick} |", flush=True)
             rows.append(dict(dataset=name, n=n, d=d, intercept=intercept, loss=loss,
-                             alpha=alpha, kappa=kappa, gram_floor=floor, floor_seconds=seconds, newton=t_newton,
-                             sdca=t_sdca, newton_converged=ok_newton,
-                             sdca_converged=ok_sdca, auto=pick))
+                             alpha=alpha, kappa=kappa, gram_floor=floor, exact=truth,
+                             floor_seconds=seconds, newton=t_newton, sdca=t_sdca,
+                             newton_converged=ok_newton, sdca_converged=ok_sdca, auto=pick))
     print()
     print("| gram floor | cases | Newton / SDCA, geo-mean (min - max) | SDCA faster |")
     print("|---|---:|---|---:|")

@@ -33,7 +33,7 @@ class Matrix:
     column_source: object = field(default=None, repr=False)
     _columns: tuple = field(default=None, repr=False)
     _squared_norms: dict = field(default_factory=dict, repr=False)   # bias -> ||x_i||^2 + bias^2
-    _derived: dict = field(default_factory=dict, repr=False)   # key -> a quantity of the rows
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)   # key -> of the rows
     # One-vs-rest's threads share the Matrix: its caches are filled once, under this lock.
     _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
 

@@ -258,6 +258,24 @@ def test_the_gram_floor_of_many_rows_follows_their_spectrum():
         assert expected / 1.6 <= auto.gram_floor(p) <= expected * 1.6
 
 
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_the_gram_floor_extrapolates_the_samples_eigenvalue_to_all_rows(fit_intercept):
+    # 1,500 Gaussian rows in 3,000 dimensions: the smallest eigenvalue over all of them is near
+    # the random matrix's edge (1 - sqrt(1/2))^2 = 0.086 (half that with an intercept), a
+    # sample of 400 rows' near (1 - sqrt(400 / 3000))^2 = 0.40: more than 2.5 times the truth,
+    # which the estimate must come within a factor of 1.6 of.
+    X = np.random.default_rng(9).standard_normal((1500, 3000))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    bias = 1.0 if fit_intercept else 0.0
+    p = build_problem(X, y, loss="squared", alpha=1e-6, C=None, l1_ratio=0.0,
+                      fit_intercept=fit_intercept, intercept_scaling=1.0, sample_weight=None,
+                      loss_params={})
+    expected = normalised_gram_lowest(X, bias)
+    sample = normalised_gram_lowest(X[:400], bias)
+    assert sample > 2.5 * expected
+    assert expected / 1.6 <= auto.gram_floor(p) <= expected * 1.6
+
 def test_the_gram_floor_is_one_for_orthogonal_rows_and_zero_for_dependent_ones():
     n = 1200                                  # more rows than the sample
     X = sp.csr_matrix((np.random.default_rng(5).uniform(0.5, 2.0, n), np.arange(n) * 3,

@@ -172,6 +172,31 @@ def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
         np.testing.assert_array_equal(ours.intercept_, theirs.intercept_)
 
 
+
+def test_a_wide_file_trains_without_scipy_sparse_through_the_gram_floor(tmp_path):
+    """More features than rows and kappa >= 5 for logistic (-s 0) and the squared loss (-s 11):
+    solver="auto" estimates the rows' Gram floor (auto.gram_floor, by rows.rows_gram), once per
+    command (each reads the file anew), without scipy.sparse; on these random rows
+    it is above GRAM_FLOOR (plain SDCA)."""
+    from sklearn.datasets import dump_svmlight_file
+    rng = np.random.default_rng(3)
+    X = sp.random(80, 4000, density=0.004, format="csr", random_state=4,
+                  data_rvs=rng.standard_normal)
+    X = X[np.diff(X.indptr) > 0]
+    dump_svmlight_file(X, np.where(rng.random(X.shape[0]) < 0.5, 1, -1),
+                       str(tmp_path / "wide.svm"), zero_based=False)
+    code = ("import sys\n"
+            "from fastdual import cli\n"
+            "from fastdual.solvers import auto\n"
+            "estimates, estimate = [], auto._gram_floor\n"
+            "auto._gram_floor = lambda *args: estimates.append(estimate(*args)) or estimates[-1]\n"
+            "for s in ('0', '11'):\n"
+            "    assert cli.main(['train', '-s', s, '-c', '100', '-B', '1', '-q', 'wide.svm',\n"
+            "                     'm']) == 0\n"
+            "print(len(estimates), min(estimates) >= auto.GRAM_FLOOR)\n"
+            "print('scipy.sparse' in sys.modules)\n")
+    assert _fresh_process(code, tmp_path).split() == ["2", "True", "False"]
+
 def test_installed_train_and_predict_scripts(tmp_path):
     data = _svmlight(tmp_path, "train.svm", 2)
     train_script, predict_script = _script("fastdual-train"), _script("fastdual-predict")

@@ -504,3 +504,23 @@ def test_take_rows_refuses_rows_out_of_range():
         for rows in ([0, 4], [-1], np.array([True, False, True, True]), [[0, 1]], [0.5]):
             with pytest.raises(ValueError, match=r"rows must be a 1-D array of integers"):
                 matrix.take_rows(rows)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_gram_is_the_gram_of_the_chosen_rows_with_the_intercept(sparse, dtype):
+    X, _ = binary_problem(n=30, d=12, seed=2, sparse=sparse, dtype=dtype)
+    data = X.data if sparse else np.ascontiguousarray(X).ravel()
+    indices = X.indices if sparse else np.empty(0, dtype=np.int32)
+    indptr = X.indptr if sparse else np.empty(0, dtype=np.int32)
+    rows = np.array([4, 0, 29, 4, 17], dtype=np.intp)          # any order, a row twice
+    scratch = np.zeros(12)
+    out = np.empty((5, 5))
+    _rows.rows_gram(data, indices.astype(np.int32), indptr.astype(np.int32), 12, 0.5, rows,
+                    scratch, out)
+    dense = np.asarray(X.todense() if sparse else X, dtype=np.float64)[rows]
+    np.testing.assert_allclose(out, dense @ dense.T + 0.25, rtol=1e-12, atol=1e-12)
+    assert not scratch.any()                                  # left zero
+    with pytest.raises(ValueError, match="scratch"):
+        _rows.rows_gram(data, indices.astype(np.int32), indptr.astype(np.int32), 12, 0.5, rows,
+                        np.zeros(11), out)

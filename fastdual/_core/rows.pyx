@@ -217,6 +217,38 @@ def same_rows(const floating[::1] data, const int[::1] indices, const int[::1] i
     return np.asarray(out).view(bool)
 
 
+def rows_gram(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+              Py_ssize_t n_features, double bias, const Py_ssize_t[::1] rows,
+              double[::1] scratch, double[:, ::1] out):
+    """out[a, b] = x_r . x_s + bias^2 for r = rows[a], s = rows[b]: the Gram matrix of the rows
+    `rows` with the intercept feature, in double, without a copy of them. Each row is scattered
+    into `scratch` (n_features zeros, left zero) and dotted with itself and the rows after it:
+    m (m + 1) / 2 dot products of m rows, which for sparse rows cost their stored entries."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* w = &scratch[0] if scratch.shape[0] > 0 else NULL
+    cdef Py_ssize_t m = rows.shape[0], a, b, k, start, end, other_start, other_end
+    cdef double value, bias_sq = bias * bias
+    if scratch.shape[0] != n_features or out.shape[0] != m or out.shape[1] != m:
+        raise ValueError("rows_gram: scratch must have n_features entries and out be m x m")
+    with nogil:
+        for a in range(m):
+            row_range(ptr, rows[a], n_features, &start, &end)
+            row_axpy(x, ind, start, end, 1.0, w)
+            for b in range(a, m):
+                row_range(ptr, rows[b], n_features, &other_start, &other_end)
+                value = row_dot(x, ind, other_start, other_end, w) + bias_sq
+                out[a, b] = value
+                out[b, a] = value
+            if ind != NULL:
+                for k in range(start, end):
+                    w[ind[k]] = 0.0
+            else:
+                for k in range(n_features):
+                    w[k] = 0.0
+    return np.asarray(out)
+
 # -- the shared row passes: X w, X^T c, X^T diag(c) X v and its matrix (every solver, the
 # certificate's helpers and Model.predict read X through these) --------------------------------
 

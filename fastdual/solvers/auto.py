@@ -18,10 +18,11 @@ the measurements behind them):
      changes pattern from step to step there) and for every smooth loss on nearly orthogonal
      rows (gram_floor >= GRAM_FLOOR: hashed or random features, where SDCA's coordinates
      barely couple and it needs tens of epochs whatever kappa; at its stall it goes on as
-     Newton). If plain SDCA stalls on a hinge type there (kappa >= ACCELERATION_KAPPA, thousands of epochs per digit), it goes on accelerated
-     when the rows' c_i ||x_i||^2 spread at most ROW_SPREAD times their mean (the
-     accelerated outer loop stalls on rows of very different lengths, raw text: its proximal
-     term follows the longest row) and the intercept is not free; on rows of very different
+     Newton). If plain SDCA stalls on a hinge type there (kappa >= ACCELERATION_KAPPA,
+     thousands of epochs per digit), it goes on accelerated when the rows' c_i ||x_i||^2
+     spread at most ROW_SPREAD times their mean (the accelerated outer loop stalls on rows of
+     very different lengths, raw text: its proximal term follows the longest row) and the
+     intercept is not free; on rows of very different
      lengths, it takes a few Newton steps and goes on from their margins' duals, again at
      each stall while that pays (a Newton correction; see fallback);
   5. otherwise "sdca" (moderate regularisation: the elastic net below CD_KAPPA, l2 below
@@ -41,6 +42,7 @@ lengths) and where its first model is the l2 penalty alone (`flat_start`: the sm
 """
 import numpy as np
 
+from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
 from fastdual.solvers import SOLVERS, get_solver, newton
 from fastdual.solvers.switching import Correction, Handover
@@ -74,6 +76,9 @@ FLAT_START_EPOCHS = 2
 GRAM_FLOOR = 0.05
 GRAM_SAMPLE = 400
 GRAM_BLOCKS = 4
+GRAM_COLUMNS = 4096
+GRAM_SPARSE = 16.0     # m <= sqrt(GRAM_SPARSE N) sparse rows, sqrt(GRAM_DENSE N) dense ones
+GRAM_DENSE = 64.0
 
 
 def condition_number(problem):
@@ -106,34 +111,35 @@ def gram_floor(problem):
 
 
 def _gram_floor(matrix, bias, norms, seed=0):
-    """The smallest eigenvalue l(m) of m rows drawn at random (m at most GRAM_SAMPLE, and at
-    most sqrt(16 N) of the N rows: the sample's Gram costs at most 16 passes over X however
-    dense its rows), extrapolated to the N rows by the lower edge of a random matrix's
-    spectrum: l(m) = (s (1 - sqrt(m / D)))^2 for m rows in D dimensions, s^2 the scale of the
-    bulk (1/2 with an intercept feature as long as the rows, which every row shares). Its two
-    unknowns come from l(m) and the mean r of sqrt(l(m / GRAM_BLOCKS)) over the sample's
-    GRAM_BLOCKS disjoint blocks (each at least sqrt(l(m)), by interlacing): with
-    g = (r - sqrt(l(m))) / (sqrt(GRAM_BLOCKS) - 1), the estimate is
-    max(0, r + g - g sqrt(N GRAM_BLOCKS / m))^2 (docs/solvers/auto.md, "Nearly orthogonal
-    rows"), l(m) itself when m = N."""
-    import scipy.sparse as sp
+    """The smallest eigenvalue l(m) of m of the N rows drawn at random, extrapolated to the N
+    rows by the lower edge of a random matrix's spectrum: l(m) = (s (1 - sqrt(m / D)))^2 for
+    m rows in D dimensions, s^2 the scale of the bulk (1/2 with an intercept feature as long
+    as the rows, which every row shares). Its two unknowns come from l(m) and the mean r of
+    sqrt(l(p)) over the sample's GRAM_BLOCKS disjoint blocks of p = m // GRAM_BLOCKS rows (each
+    at least sqrt(l(m)), by interlacing): with g = (r - sqrt(l(m))) / (sqrt(m / p) - 1), the
+    estimate is max(0, r + g - g sqrt(N / p))^2, and l(m) itself when m = N
+    (docs/solvers/auto.md, "Nearly orthogonal rows"). m is at most GRAM_SAMPLE, and at most
+    sqrt(16 N) sparse rows (the sample's Gram, m (m + 1) / 2 sparse dot products, costs at most
+    8 passes over X) or sqrt(160 N) dense ones (its m^2 d multiply-adds run in BLAS, in blocks
+    of GRAM_COLUMNS columns, at many times a pass's speed)."""
     rows = np.flatnonzero(norms > 0.0)
     count = rows.shape[0]
     if count == 0 or count > matrix.n_features + (bias != 0.0):
         return 0.0
-    size = int(min(count, GRAM_SAMPLE, np.sqrt(16.0 * count)))
-    if size < count:
-        rows = np.sort(np.random.default_rng(seed).choice(rows, size, replace=False))
-    taken = matrix.take_rows(rows)
-    values = taken.data.astype(np.float64, copy=False)
-    if taken.is_sparse:
-        block = sp.csr_matrix((values, taken.indices, taken.indptr),
-                              shape=(size, taken.n_features))
-        gram = (block @ block.T).toarray()
+    size = int(min(count, GRAM_SAMPLE,
+                   np.sqrt((GRAM_SPARSE if matrix.is_sparse else GRAM_DENSE) * count)))
+    if size < count:       # in random order: the blocks below are random, whatever X's order
+        rows = np.random.default_rng(seed).choice(rows, size, replace=False)
+    gram = np.empty((size, size))
+    if matrix.is_sparse:
+        _rows.rows_gram(matrix.data, matrix.indices, matrix.indptr, matrix.n_features, bias,
+                        rows.astype(np.intp, copy=False), np.zeros(matrix.n_features), gram)
     else:
-        block = values.reshape(size, taken.n_features)
-        gram = block @ block.T
-    gram += bias * bias
+        dense = matrix.data.reshape(matrix.n_samples, matrix.n_features)
+        gram.fill(bias * bias)
+        for first in range(0, matrix.n_features, GRAM_COLUMNS):
+            block = dense[rows, first:first + GRAM_COLUMNS].astype(np.float64, copy=False)
+            gram += block @ block.T
     scale = 1.0 / np.sqrt(norms[rows])
     gram *= scale[:, None]
     gram *= scale[None, :]
