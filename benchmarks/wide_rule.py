@@ -16,7 +16,7 @@ the rows' Gram matrix scaled to a unit diagonal and the seconds it took (each ca
 problem anew: no estimate is reused), that eigenvalue over all the rows by NumPy where there are
 at most 4,000 ("exact"), and what solver="auto" now picks. The sets:
 - hashed-N: N rows of 50 features drawn uniformly among 2^20 (hashed features), Gaussian
-  values, labels from a sparse linear model with noise (the probe's wide case at N = 2000);
+  values, rows scaled to unit norm, labels from a sparse linear model with noise;
 - zipf-N: the suite's synth_sparse, N rows of about 100 of 10^6 features drawn by a Zipf
   law (tf-idf-like values);
 - dense-NxD: Gaussian rows with a shared component, labels from a sparse linear model;

@@ -174,10 +174,10 @@ def test_the_command_reads_rows_without_scipy_sparse_and_trains_the_same_model(
 
 
 def test_a_wide_file_trains_without_scipy_sparse_through_the_gram_floor(tmp_path):
-    """More features than rows and kappa >= 5 for logistic (-s 0) and the squared loss (-s 11):
-    solver="auto" estimates the rows' Gram floor (auto.gram_floor, by rows.rows_gram), once per
-    command (each reads the file anew), without scipy.sparse; on these random rows
-    it is above GRAM_FLOOR (plain SDCA)."""
+    """More features than rows and kappa >= 5 for logistic (-s 0) and the squared
+    epsilon-insensitive loss (-s 11): solver="auto" estimates the rows' Gram floor
+    (auto.gram_floor, by rows.rows_gram), once per command (each reads the file anew), without
+    scipy.sparse; on these random rows it is above GRAM_FLOOR (plain SDCA)."""
     from sklearn.datasets import dump_svmlight_file
     rng = np.random.default_rng(3)
     X = sp.random(80, 4000, density=0.004, format="csr", random_state=4,

@@ -521,6 +521,9 @@ def test_rows_gram_is_the_gram_of_the_chosen_rows_with_the_intercept(sparse, dty
     dense = np.asarray(X.todense() if sparse else X, dtype=np.float64)[rows]
     np.testing.assert_allclose(out, dense @ dense.T + 0.25, rtol=1e-12, atol=1e-12)
     assert not scratch.any()                                  # left zero
+    with pytest.raises(ValueError, match="rows must be in"):
+        _rows.rows_gram(data, indices.astype(np.int32), indptr.astype(np.int32), 12, 0.5,
+                        np.array([0, 30], dtype=np.intp), scratch, np.empty((2, 2)))
     with pytest.raises(ValueError, match="scratch"):
         _rows.rows_gram(data, indices.astype(np.int32), indptr.astype(np.int32), 12, 0.5, rows,
                         np.zeros(11), out)

@@ -222,16 +222,22 @@ def rows_gram(const floating[::1] data, const int[::1] indices, const int[::1] i
               double[::1] scratch, double[:, ::1] out):
     """out[a, b] = x_r . x_s + bias^2 for r = rows[a], s = rows[b]: the Gram matrix of the rows
     `rows` with the intercept feature, in double, without a copy of them. Each row is scattered
-    into `scratch` (n_features zeros, left zero) and dotted with itself and the rows after it:
-    m (m + 1) / 2 dot products of m rows, which for sparse rows cost their stored entries."""
+    into `scratch` (n_features entries, which must be zero on entry; left zero) and dotted with
+    itself and the rows after it: m (m + 1) / 2 dot products of m rows, which for sparse rows
+    cost their stored entries. The column indices are X's validated ones (< n_features)."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
     cdef double* w = &scratch[0] if scratch.shape[0] > 0 else NULL
     cdef Py_ssize_t m = rows.shape[0], a, b, k, start, end, other_start, other_end
     cdef double value, bias_sq = bias * bias
+    cdef Py_ssize_t n_rows = (indptr.shape[0] - 1 if indptr.shape[0] > 0
+                              else (data.shape[0] // n_features if n_features > 0 else 0))
     if scratch.shape[0] != n_features or out.shape[0] != m or out.shape[1] != m:
         raise ValueError("rows_gram: scratch must have n_features entries and out be m x m")
+    for a in range(m):
+        if rows[a] < 0 or rows[a] >= n_rows:
+            raise ValueError(f"rows_gram: rows must be in [0, {n_rows}), got {rows[a]}")
     with nogil:
         for a in range(m):
             row_range(ptr, rows[a], n_features, &start, &end)

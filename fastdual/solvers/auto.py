@@ -119,9 +119,10 @@ def _gram_floor(matrix, bias, norms, seed=0):
     at least sqrt(l(m)), by interlacing): with g = (r - sqrt(l(m))) / (sqrt(m / p) - 1), the
     estimate is max(0, r + g - g sqrt(N / p))^2, and l(m) itself when m = N
     (docs/solvers/auto.md, "Nearly orthogonal rows"). m is at most GRAM_SAMPLE, and at most
-    sqrt(16 N) sparse rows (the sample's Gram, m (m + 1) / 2 sparse dot products, costs at most
-    8 passes over X) or sqrt(160 N) dense ones (its m^2 d multiply-adds run in BLAS, in blocks
-    of GRAM_COLUMNS columns, at many times a pass's speed)."""
+    sqrt(GRAM_SPARSE N) sparse rows (the sample's Gram, m (m + 1) / 2 sparse dot products,
+    costs at most 8 passes over X) or sqrt(GRAM_DENSE N) dense ones (its m^2 d multiply-adds,
+    up to 64 passes' worth, run in BLAS by blocks of GRAM_COLUMNS columns: 24-44 ms measured on
+    500 to 4,000 rows of 5,000 to 20,000 features)."""
     rows = np.flatnonzero(norms > 0.0)
     count = rows.shape[0]
     if count == 0 or count > matrix.n_features + (bias != 0.0):
