@@ -353,3 +353,22 @@ def test_sdca_on_nearly_orthogonal_rows_is_certified_and_reaches_newtons_optimum
     certificate = fastdual.duality_gap(X, y, model.coef_, model.intercept_, loss="logistic",
                                        alpha=1e-7, dual_coef=model.dual_coef_)
     assert certificate.gap == pytest.approx(model.gap_, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("first,again", [(0.02, True), (0.3, False), (0.005, False),
+                                         (0.0, False)])
+def test_a_gram_floor_in_doubt_is_estimated_again_from_a_larger_sample(monkeypatch, first,
+                                                                       again):
+    # Within a factor of GRAM_RECHECK below GRAM_FLOOR, a second sample of twice the rows
+    # decides (its estimate is the one returned); elsewhere the first stands.
+    X, y = scattered_rows(30_000, 2 ** 20, 5, seed=12)
+    sizes = []
+
+    def sampled(matrix, bias, norms, rows, size, rng):
+        sizes.append(size)
+        return first if len(sizes) == 1 else 0.5
+
+    monkeypatch.setattr(auto, "_sampled_floor", sampled)
+    estimate = auto.gram_floor(problem(X, y, "squared", 1e-6))
+    assert sizes == ([400, 692] if again else [400])      # 692 = int(sqrt(16 * 30000))
+    assert estimate == (0.5 if again else first)

@@ -76,6 +76,7 @@ FLAT_START_EPOCHS = 2
 GRAM_FLOOR = 0.05
 GRAM_SAMPLE = 400
 GRAM_BLOCKS = 4
+GRAM_RECHECK = 5.0    # an estimate within this factor below GRAM_FLOOR is taken again
 GRAM_COLUMNS = 4096
 GRAM_SPARSE = 16.0     # m <= sqrt(GRAM_SPARSE N) sparse rows, sqrt(GRAM_DENSE N) dense ones
 GRAM_DENSE = 64.0
@@ -111,26 +112,41 @@ def gram_floor(problem):
 
 
 def _gram_floor(matrix, bias, norms, seed=0):
-    """The smallest eigenvalue l(m) of m of the N rows drawn at random, extrapolated to the N
-    rows by the lower edge of a random matrix's spectrum: l(m) = (s (1 - sqrt(m / D)))^2 for
-    m rows in D dimensions, s^2 the scale of the bulk (1/2 with an intercept feature as long
-    as the rows, which every row shares). Its two unknowns come from l(m) and the mean r of
-    sqrt(l(p)) over the sample's GRAM_BLOCKS disjoint blocks of p = m // GRAM_BLOCKS rows (each
-    at least sqrt(l(m)), by interlacing): with g = (r - sqrt(l(m))) / (sqrt(m / p) - 1), the
-    estimate is max(0, r + g - g sqrt(N / p))^2, and l(m) itself when m = N
-    (docs/solvers/auto.md, "Nearly orthogonal rows"). m is at most GRAM_SAMPLE, and at most
-    sqrt(GRAM_SPARSE N) sparse rows (the sample's Gram, m (m + 1) / 2 sparse dot products,
-    costs at most 8 passes over X) or sqrt(GRAM_DENSE N) dense ones (its m^2 d multiply-adds,
-    up to 64 passes' worth, run in BLAS by blocks of GRAM_COLUMNS columns: 24-44 ms measured on
-    500 to 4,000 rows of 5,000 to 20,000 features)."""
+    """The estimate of a sample of at most GRAM_SAMPLE rows (_sampled_floor); where it falls
+    short of GRAM_FLOOR by less than a factor of GRAM_RECHECK (the decision in doubt, as on
+    large sparse random sets, whose small samples err low), that of a new sample of up to
+    twice as many rows, within the same bounds (docs/solvers/auto.md, "Nearly orthogonal
+    rows")."""
     rows = np.flatnonzero(norms > 0.0)
     count = rows.shape[0]
     if count == 0 or count > matrix.n_features + (bias != 0.0):
         return 0.0
-    size = int(min(count, GRAM_SAMPLE,
-                   np.sqrt((GRAM_SPARSE if matrix.is_sparse else GRAM_DENSE) * count)))
+    bound = np.sqrt((GRAM_SPARSE if matrix.is_sparse else GRAM_DENSE) * count)
+    rng = np.random.default_rng(seed)
+    size = int(min(count, GRAM_SAMPLE, bound))
+    estimate = _sampled_floor(matrix, bias, norms, rows, size, rng)
+    larger = int(min(count, 2 * GRAM_SAMPLE, bound))
+    if larger > size and GRAM_FLOOR / GRAM_RECHECK <= estimate < GRAM_FLOOR:
+        estimate = _sampled_floor(matrix, bias, norms, rows, larger, rng)
+    return estimate
+
+
+def _sampled_floor(matrix, bias, norms, rows, size, rng):
+    """The smallest eigenvalue l(m) of m = size of the N rows `rows`, drawn at random,
+    extrapolated to the N rows by the lower edge of a random matrix's spectrum:
+    l(m) = (s (1 - sqrt(m / D)))^2 for m rows in D dimensions, s^2 the scale of the bulk (1/2
+    with an intercept feature as long as the rows, which every row shares). Its two unknowns
+    come from l(m) and the mean r of sqrt(l(p)) over the sample's GRAM_BLOCKS disjoint blocks
+    of p = m // GRAM_BLOCKS rows (each at least sqrt(l(m)), by interlacing): with
+    g = (r - sqrt(l(m))) / (sqrt(m / p) - 1), the estimate is max(0, r + g - g sqrt(N / p))^2,
+    and l(m) itself when m = N. m is at most sqrt(GRAM_SPARSE N) sparse rows (the sample's
+    Gram, m (m + 1) / 2 sparse dot products, costs at most 8 passes over X) or
+    sqrt(GRAM_DENSE N) dense ones (its m^2 d multiply-adds, up to 64 passes' worth, run in BLAS
+    by blocks of GRAM_COLUMNS columns: 24-44 ms measured on 500 to 4,000 rows of 5,000 to
+    20,000 features)."""
+    count = rows.shape[0]
     if size < count:       # in random order: the blocks below are random, whatever X's order
-        rows = np.random.default_rng(seed).choice(rows, size, replace=False)
+        rows = rng.choice(rows, size, replace=False)
     gram = np.empty((size, size))
     if matrix.is_sparse:
         _rows.rows_gram(matrix.data, matrix.indices, matrix.indptr, matrix.n_features, bias,
