@@ -527,3 +527,30 @@ def test_rows_gram_is_the_gram_of_the_chosen_rows_with_the_intercept(sparse, dty
     with pytest.raises(ValueError, match="scratch"):
         _rows.rows_gram(data, indices.astype(np.int32), indptr.astype(np.int32), 12, 0.5, rows,
                         np.zeros(11), out)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_alone_sums_each_rows_squares_in_the_columns_no_other_row_has(sparse, dtype):
+    rng = np.random.default_rng(3)
+    dense = rng.standard_normal((8, 20)) * (rng.random((8, 20)) < 0.15)
+    dense[2, 5] = 0.0
+    dense[3, 5] = 1.5           # column 5: one nonzero (row 3)...
+    dense[6, 11] = 2.0
+    dense[7, 11] = -1.0         # ... column 11: two rows
+    X = sp.csr_matrix(dense) if sparse else dense
+    if sparse:
+        X = sp.csr_matrix((np.concatenate([X.data, [0.0]]),          # an explicit zero in
+                           np.concatenate([X.indices, [5]]),             # column 5, row 7
+                           np.concatenate([X.indptr[:-1], [X.nnz + 1]])), shape=X.shape)
+        X.has_sorted_indices = False
+    X = X.astype(dtype)
+    data = X.data if sparse else np.ascontiguousarray(X).ravel()
+    indices = X.indices.astype(np.int32) if sparse else np.empty(0, dtype=np.int32)
+    indptr = X.indptr.astype(np.int32) if sparse else np.empty(0, dtype=np.int32)
+    values = np.asarray(dense, dtype=dtype).astype(np.float64)
+    single = (values != 0).sum(axis=0) == 1
+    expected = (values ** 2 * single).sum(axis=1)
+    assert single[5] and not single[11] and expected[3] > 0
+    np.testing.assert_allclose(_rows.rows_alone(data, indices, indptr, 8, 20), expected,
+                               rtol=1e-12, atol=0)

@@ -255,6 +255,36 @@ def rows_gram(const floating[::1] data, const int[::1] indices, const int[::1] i
                     w[k] = 0.0
     return np.asarray(out)
 
+def rows_alone(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+               Py_ssize_t n_rows, Py_ssize_t n_features):
+    """For every row, the sum of its squared values in the columns where no other row has a
+    nonzero value (a column's only entry: its term of X X^T is on the diagonal alone), in
+    double; two passes over the rows, one byte per column."""
+    cdef double[::1] out = np.zeros(n_rows, dtype=np.float64)
+    cdef cnp.uint8_t[::1] seen = np.zeros(max(n_features, 1), dtype=np.uint8)
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, k, j, start, end
+    cdef double total
+    with nogil:
+        for i in range(n_rows):
+            row_range(ptr, i, n_features, &start, &end)
+            for k in range(start, end):
+                j = ind[k] if ind != NULL else k - start
+                if x[k] != 0 and seen[j] < 2:
+                    seen[j] += 1
+        for i in range(n_rows):
+            row_range(ptr, i, n_features, &start, &end)
+            total = 0.0
+            for k in range(start, end):
+                j = ind[k] if ind != NULL else k - start
+                if seen[j] == 1:
+                    total += <double>x[k] * <double>x[k]
+            out[i] = total
+    return np.asarray(out)
+
+
 # -- the shared row passes: X w, X^T c, X^T diag(c) X v and its matrix (every solver, the
 # certificate's helpers and Model.predict read X through these) --------------------------------
 

@@ -68,16 +68,16 @@ WARMUP_EPOCHS = 8
 FLAT_START_EPOCHS = 2
 # Rule 4 on wide data (d > n) where Newton would take conjugate gradient: plain "sdca" instead
 # when the rows are nearly orthogonal, i.e. the smallest eigenvalue of their Gram matrix scaled
-# to a unit diagonal, estimated from GRAM_SAMPLE rows (gram_floor), is at least GRAM_FLOOR.
+# to a unit diagonal, estimated from the columns' second moments and a sample of at most
+# GRAM_SAMPLE rows (gram_floor), is at least GRAM_FLOOR.
 # There SDCA's coordinates barely couple and it converges in tens of epochs whatever kappa,
 # while Newton's conjugate gradient, preconditioned by X's column norms, takes hundreds of
 # passes (hashed or random features, more features than samples; docs/solvers/auto.md,
 # "Nearly orthogonal rows").
 GRAM_FLOOR = 0.05
 GRAM_SAMPLE = 400
-GRAM_BLOCKS = 4
-GRAM_RECHECK = 5.0    # an estimate within this factor below GRAM_FLOOR is taken again
 GRAM_COLUMNS = 4096
+GRAM_BINS = 32         # the columns' second moments grouped by 1/32 of an octave (the edge's sums)
 GRAM_SPARSE = 16.0     # m <= sqrt(GRAM_SPARSE N) sparse rows, sqrt(GRAM_DENSE N) dense ones
 GRAM_DENSE = 64.0
 
@@ -112,40 +112,66 @@ def gram_floor(problem):
 
 
 def _gram_floor(matrix, bias, norms, seed=0):
-    """The estimate of a sample of at most GRAM_SAMPLE rows (_sampled_floor); where it falls
-    short of GRAM_FLOOR by less than a factor of GRAM_RECHECK (the decision in doubt, as on
-    large sparse random sets, whose small samples err low), that of a new sample of up to
-    twice as many rows, within the same bounds (docs/solvers/auto.md, "Nearly orthogonal
-    rows")."""
+    """The lower edge of the rows' spectrum as a random matrix with independent columns of the
+    rows' second moments predicts it for all N rows (_spectrum_edge), times the shortfall of a
+    sample's smallest eigenvalue below the edge the same model predicts for the sample (at
+    most 1): features that co-occur (text's vocabulary) or rows that share a direction lower
+    the sample's eigenvalue below the model's, and the estimate with it. For sparse rows, 0
+    where two rows are equal, and below GRAM_FLOOR at least the bound of the columns with one
+    entry (rows_alone); dense rows share their columns, and hashing them would cost 3-5 passes.
+    The sample: m rows at random, at most GRAM_SAMPLE and at most sqrt(GRAM_SPARSE N) sparse
+    rows (its Gram matrix, m (m + 1) / 2 sparse dot products, costs at most 8 passes over X)
+    or sqrt(GRAM_DENSE N) dense ones (m^2 d multiply-adds in BLAS by blocks of GRAM_COLUMNS
+    columns); where m = N, the sample's eigenvalue itself (docs/solvers/auto.md, "Nearly
+    orthogonal rows")."""
     rows = np.flatnonzero(norms > 0.0)
     count = rows.shape[0]
     if count == 0 or count > matrix.n_features + (bias != 0.0):
         return 0.0
+    if matrix.is_sparse and _equal_rows(matrix, rows):
+        return 0.0
     bound = np.sqrt((GRAM_SPARSE if matrix.is_sparse else GRAM_DENSE) * count)
-    rng = np.random.default_rng(seed)
     size = int(min(count, GRAM_SAMPLE, bound))
-    estimate = _sampled_floor(matrix, bias, norms, rows, size, rng)
-    larger = int(min(count, 2 * GRAM_SAMPLE, bound))
-    if larger > size and GRAM_FLOOR / GRAM_RECHECK <= estimate < GRAM_FLOOR:
-        estimate = _sampled_floor(matrix, bias, norms, rows, larger, rng)
-    return estimate
+    sampled = _sample_floor(matrix, bias, norms, rows, size, np.random.default_rng(seed))
+    if size == count:
+        return sampled
+    moments = _column_moments(matrix, bias, norms, count)
+    edge = _spectrum_edge(moments, count)
+    model = _spectrum_edge(moments, size)
+    if model > 0.0:
+        edge *= min(1.0, sampled / model)
+    if matrix.is_sparse and edge < GRAM_FLOOR:
+        # A lower bound that holds for the rows themselves: a column with one nonzero entry
+        # adds to its row's diagonal alone, and the other columns' (and the intercept's) terms
+        # are positive semidefinite, so no eigenvalue is below the smallest share of a row's
+        # squared norm in such columns (1 for orthogonal rows, which the model of shared
+        # columns misses: it spreads each column over all the rows). Taken only where it can
+        # change the decision (two passes over the rows).
+        alone = _rows.rows_alone(*matrix.kernel_args, matrix.n_samples, matrix.n_features)
+        edge = max(edge, float(np.min(alone[rows] / norms[rows])))
+    return edge
 
 
-def _sampled_floor(matrix, bias, norms, rows, size, rng):
-    """The smallest eigenvalue l(m) of m = size of the N rows `rows`, drawn at random,
-    extrapolated to the N rows by the lower edge of a random matrix's spectrum:
-    l(m) = (s (1 - sqrt(m / D)))^2 for m rows in D dimensions, s^2 the scale of the bulk (1/2
-    with an intercept feature as long as the rows, which every row shares). Its two unknowns
-    come from l(m) and the mean r of sqrt(l(p)) over the sample's GRAM_BLOCKS disjoint blocks
-    of p = m // GRAM_BLOCKS rows (each at least sqrt(l(m)), by interlacing): with
-    g = (r - sqrt(l(m))) / (sqrt(m / p) - 1), the estimate is max(0, r + g - g sqrt(N / p))^2,
-    and l(m) itself when m = N. m is at most sqrt(GRAM_SPARSE N) sparse rows (the sample's
-    Gram, m (m + 1) / 2 sparse dot products, costs at most 8 passes over X) or
-    sqrt(GRAM_DENSE N) dense ones (its m^2 d multiply-adds, up to 64 passes' worth, run in BLAS
-    by blocks of GRAM_COLUMNS columns: 24-44 ms measured on 500 to 4,000 rows of 5,000 to
-    20,000 features)."""
-    count = rows.shape[0]
-    if size < count:       # in random order: the blocks below are random, whatever X's order
+def _equal_rows(matrix, rows):
+    """Whether two of the rows `rows` store the same entries (then the floor is 0: text's
+    repeated documents), by their hashes, the candidates (neighbours in hash order) confirmed
+    entry by entry."""
+    data, indices, indptr = matrix.kernel_args
+    hashes = _rows.row_hashes(data, indices, indptr, matrix.n_samples, matrix.n_features)[rows]
+    order = np.argsort(hashes, kind="stable")
+    pairs = np.flatnonzero(hashes[order[1:]] == hashes[order[:-1]])
+    if pairs.shape[0] == 0:
+        return False
+    first = rows[order[pairs]].astype(np.intp)
+    second = rows[order[pairs + 1]].astype(np.intp)
+    return bool(_rows.same_rows(data, indices, indptr, matrix.n_features, first, second).any())
+
+
+def _sample_floor(matrix, bias, norms, rows, size, rng):
+    """The smallest eigenvalue of the Gram matrix (with the intercept feature, scaled to a unit
+    diagonal) of `size` of the rows `rows`, drawn at random (all of them when size is their
+    number)."""
+    if size < rows.shape[0]:
         rows = rng.choice(rows, size, replace=False)
     gram = np.empty((size, size))
     if matrix.is_sparse:
@@ -160,18 +186,65 @@ def _sampled_floor(matrix, bias, norms, rows, size, rng):
     scale = 1.0 / np.sqrt(norms[rows])
     gram *= scale[:, None]
     gram *= scale[None, :]
+    return max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
 
-    def root_lowest(part):
-        return np.sqrt(max(float(np.linalg.eigvalsh(part)[0]), 0.0))
 
-    whole = root_lowest(gram)
-    part = size // GRAM_BLOCKS
-    if size == count or part < 2:
-        return whole * whole
-    r = np.mean([root_lowest(gram[b * part:(b + 1) * part, b * part:(b + 1) * part])
-                 for b in range(GRAM_BLOCKS)])
-    g = (r - whole) / (np.sqrt(size / part) - 1.0)
-    return max(r + g - g * np.sqrt(count / part), 0.0) ** 2
+def _column_moments(matrix, bias, norms, count):
+    """The features' second moments over the count rows of nonzero norm, each row scaled to the
+    unit norm it has with the intercept feature, sigma_j^2 = sum_i x_ij^2 / (||x_i||^2 + b^2) /
+    count (one pass over the rows, by Newton's diagonal kernel), the nonzero ones grouped by
+    GRAM_BINS per octave: (the group's mean moment, its number of features). The intercept's
+    own entry, shared by every row, is a rank-one term that the estimate leaves out (adding it
+    moves the smallest eigenvalue up, if at all)."""
+    scale = np.zeros(matrix.n_samples)
+    positive = norms > 0.0
+    scale[positive] = 1.0 / norms[positive]     # (norms have the intercept's b^2 in them)
+    moments = np.empty(matrix.n_features + 1)
+    _rows.gradient_and_diagonal(*matrix.kernel_args, matrix.n_samples, matrix.n_features, bias,
+                                np.zeros(matrix.n_samples), scale,
+                                np.empty(matrix.n_features + 1), moments)
+    moments = moments[:matrix.n_features]
+    moments = moments[moments > 0.0] / count
+    if moments.shape[0] == 0:
+        return moments, moments
+    group = np.floor(np.log2(moments) * GRAM_BINS).astype(np.int64)
+    group -= group.min()
+    sizes = np.bincount(group).astype(np.float64)
+    sums = np.bincount(group, weights=moments)
+    kept = sizes > 0.0
+    return sums[kept] / sizes[kept], sizes[kept]
+
+
+def _spectrum_edge(moments, rows):
+    """The lower edge of the spectrum of X X^T for `rows` rows with independent columns of the
+    second moments `moments` = (values s_j, their numbers c_j), by Silverstein's equation for
+    its limit (docs/solvers/auto.md): max over t > 0 of
+        e(t) = -rows / t + sum_j c_j s_j / (1 + s_j t),
+    whose maximiser is the one root of sum_j c_j (s_j t / (1 + s_j t))^2 = rows (increasing in
+    t from 0 to sum_j c_j); 0 when there is none (no more features than rows). For p columns of
+    moment 1/p it is (1 - sqrt(rows / p))^2, Marchenko and Pastur's edge."""
+    values, sizes = moments
+    if sizes.sum() <= rows:
+        return 0.0
+
+    def excess(t):
+        share = values * t / (1.0 + values * t)
+        return float(sizes @ (share * share)) - rows
+
+    low = np.sqrt(rows / float(sizes @ (values * values)))     # excess(low) <= 0
+    high = 2.0 * low
+    while excess(high) < 0.0:
+        low, high = high, 2.0 * high
+    for _ in range(100):
+        middle = np.sqrt(low * high)
+        if excess(middle) < 0.0:
+            low = middle
+        else:
+            high = middle
+        if high <= low * (1.0 + 1e-12):
+            break
+    t = np.sqrt(low * high)
+    return max(0.0, float(sizes @ (values / (1.0 + values * t))) - rows / t)
 
 
 def cd_trains(problem):
