@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from benchmarks.datasets import load, normalize_rows
 from benchmarks.timing import timed_train
@@ -48,10 +48,11 @@ def exact_floor(X, bias):
     """The smallest eigenvalue of the Gram matrix of X's nonzero rows (with the intercept
     feature) scaled to a unit diagonal, over all the rows: 0 where two rows are equal (the text
     sets' repeated documents), by NumPy up to EXACT_ROWS rows, above by Lanczos iterations
-    (scipy's eigsh, to a relative 1e-3) on the operator v -> S (X X^T + b^2 1 1^T) S v."""
-    X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
+    (scipy's eigsh, to a relative 1e-3: a Ritz value, at or just above the eigenvalue; None if
+    they do not converge) on the operator v -> S (X X^T + b^2 1 1^T) S v."""
+    X = sp.csr_matrix(X, copy=True) if sp.issparse(X) else np.asarray(X)
     if sp.issparse(X):
-        X.sort_indices()
+        X.sort_indices()                   # (a copy: the caller's rows stay as they are)
         seen = set()
         for i in range(X.shape[0]):
             start, end = X.indptr[i], X.indptr[i + 1]
@@ -74,8 +75,11 @@ def exact_floor(X, bias):
         return (X @ (transposed @ v) + bias * bias * v.sum()) * scale
 
     operator = LinearOperator((X.shape[0], X.shape[0]), matvec=product, dtype=np.float64)
-    lowest = eigsh(operator, k=1, which="SA", tol=1e-3, ncv=80, maxiter=20_000,
-                   return_eigenvectors=False)
+    try:
+        lowest = eigsh(operator, k=1, which="SA", tol=1e-3, ncv=80, maxiter=20_000,
+                       return_eigenvectors=False)
+    except ArpackNoConvergence:
+        return None
     return max(float(lowest[0]), 0.0)
 
 

@@ -313,12 +313,12 @@ def test_the_gram_floor_falls_with_its_samples_shortfall_below_the_model():
     noise.data = np.random.default_rng(14).standard_normal(noise.data.shape[0]) * 0.02
     pairs = sp.vstack([X, X + noise]).tocsr()
     labels = np.concatenate([y, y])
-    p = problem(pairs, labels, "squared", 1e-6)
+    p = problem(pairs, labels, "squared", 1e-6)               # (with the intercept)
     count = pairs.shape[0]
     edge = auto._spectrum_edge(auto._column_moments(p.X, p.bias, p.squared_norms(), count), count)
-    expected = normalised_gram_lowest(pairs, 0.0)
-    assert edge > 0.1 and expected < 0.01
-    assert auto.gram_floor(p) <= 3 * expected
+    expected = normalised_gram_lowest(pairs, 1.0)
+    assert edge > 0.05 and expected < 0.002
+    assert expected / 3.0 <= auto.gram_floor(p) <= 3.0 * expected
 
 
 def test_the_gram_floor_is_zero_when_two_rows_are_equal_whatever_the_sample():
@@ -329,8 +329,13 @@ def test_the_gram_floor_is_zero_when_two_rows_are_equal_whatever_the_sample():
     repeated = sp.vstack([X[:1499], X[700]]).tocsr()
     assert normalised_gram_lowest(repeated, 1.0) < 1e-12
     assert auto.gram_floor(problem(repeated, y, "squared", 1e-6)) == 0.0
-    # equal as numbers, stored in float32 or with the rows in another order: the same
+    # in float32, with the rows in another order, and with a stored -0.0 against a 0.0: the same
     assert auto.gram_floor(problem(repeated[::-1].astype(np.float32), y, "squared", 1e-6)) == 0.0
+    signed = repeated.copy()
+    signed.data[signed.indptr[700]] = 0.0
+    signed.data[signed.indptr[1499]] = -0.0
+    assert signed.indices[signed.indptr[700]] == signed.indices[signed.indptr[1499]]
+    assert auto.gram_floor(problem(signed, y, "squared", 1e-6)) == 0.0
 
 
 def test_the_spectrum_edge_is_marchenko_pasturs_for_equal_columns_and_the_maximum_otherwise():
@@ -359,6 +364,24 @@ def test_the_spectrum_edge_is_marchenko_pasturs_for_equal_columns_and_the_maximu
                 high = b
         assert auto._spectrum_edge((values, sizes), rows) == pytest.approx(
             e(np.exp(low)), rel=1e-9, abs=1e-14)
+
+
+def test_the_spectrum_edge_scales_with_the_moments_and_extreme_rows_do_not_raise():
+    values, sizes = np.array([1e-6, 3e-5, 2e-4]), np.array([4e5, 5e3, 800.0])
+    edge = auto._spectrum_edge((values, sizes), 500)
+    for factor in (1e-200, 1e200):
+        assert auto._spectrum_edge((values * factor, sizes), 500) == pytest.approx(
+            edge * factor, rel=1e-9)
+    # rows of subnormal norm, and an intercept of value 1e100: an estimate, no error
+    X, y = scattered_rows(600, 20_000, 3, seed=17)
+    tiny = X.copy()
+    tiny.data[:9] = 1e-160
+    for matrix, scaling in ((tiny, 1.0), (X, 1e100)):
+        for fit_intercept in (False, True):
+            p = build_problem(matrix, y, loss="squared", alpha=1e-6, C=None, l1_ratio=0.0,
+                              fit_intercept=fit_intercept, intercept_scaling=scaling,
+                              sample_weight=None, loss_params={})
+            assert 0.0 <= auto.gram_floor(p) <= 1.0
 
 
 def test_the_columns_moments_are_grouped_without_moving_the_edge():
@@ -392,6 +415,20 @@ def test_the_gram_floor_is_one_for_orthogonal_rows_and_zero_for_dependent_ones()
     # more rows than features (with the intercept's): dependent, and nothing is sampled
     narrow, labels = problem_for("logistic", n=50, d=48, seed=0)
     assert auto.gram_floor(problem(narrow, labels, "logistic", 1e-6)) == 0.0
+
+
+def test_orthogonal_rows_with_an_intercept_are_held_up_by_their_columns_of_one_entry():
+    # One entry per row, each in its own column, and the intercept: the model of shared columns
+    # has no more columns than rows (edge 0); the columns of one entry bound the floor from
+    # below by the smallest x_i^2 / (x_i^2 + 1), which is the estimate, under NumPy's value.
+    n = 1200
+    values = np.random.default_rng(5).uniform(0.5, 2.0, n)
+    X = sp.csr_matrix((values, np.arange(n) * 3, np.arange(n + 1)), shape=(n, 3 * n))
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    p = problem(X, y, "squared", 1e-6)
+    bound = float(np.min(values ** 2 / (values ** 2 + 1.0)))
+    assert auto.gram_floor(p) == pytest.approx(bound, rel=1e-12)
+    assert bound <= normalised_gram_lowest(X[:400], 1.0) + 1e-12
 
 
 def test_the_gram_floor_is_computed_once_per_rows_and_intercept(monkeypatch):

@@ -554,3 +554,12 @@ def test_rows_alone_sums_each_rows_squares_in_the_columns_no_other_row_has(spars
     assert single[5] and not single[11] and expected[3] > 0
     np.testing.assert_allclose(_rows.rows_alone(data, indices, indptr, 8, 20), expected,
                                rtol=1e-12, atol=0)
+
+
+def test_rows_alone_counts_a_column_of_hundreds_of_entries_as_shared():
+    # Column 0 with 257 entries (a byte's count would wrap to 1 there: the count saturates),
+    # column 1 with a single entry, in row 256.
+    X = sp.csr_matrix((np.full(258, 2.0), np.r_[np.zeros(257, dtype=np.int32), 1],
+                       np.r_[np.arange(257), 258, 258].astype(np.int32)), shape=(258, 2))
+    alone = _rows.rows_alone(X.data, X.indices, X.indptr, 258, 2)
+    np.testing.assert_array_equal(alone, np.r_[np.zeros(256), 4.0, 0.0])

@@ -198,15 +198,16 @@ def _column_moments(matrix, bias, norms, count):
     moves the smallest eigenvalue up, if at all)."""
     scale = np.zeros(matrix.n_samples)
     positive = norms > 0.0
-    scale[positive] = 1.0 / norms[positive]     # (norms have the intercept's b^2 in them)
+    with np.errstate(over="ignore"):            # (a subnormal norm: an infinite moment, below)
+        scale[positive] = 1.0 / norms[positive]     # (norms have the intercept's b^2 in them)
     moments = np.empty(matrix.n_features + 1)
     _rows.gradient_and_diagonal(*matrix.kernel_args, matrix.n_samples, matrix.n_features, bias,
                                 np.zeros(matrix.n_samples), scale,
                                 np.empty(matrix.n_features + 1), moments)
     moments = moments[:matrix.n_features]
     moments = moments[moments > 0.0] / count
-    if moments.shape[0] == 0:
-        return moments, moments
+    if moments.shape[0] == 0 or not np.all(np.isfinite(moments)):
+        return moments[:0], moments[:0]      # (rows of subnormal norm: no model)
     group = np.floor(np.log2(moments) * GRAM_BINS).astype(np.int64)
     group -= group.min()
     sizes = np.bincount(group).astype(np.float64)
@@ -226,6 +227,10 @@ def _spectrum_edge(moments, rows):
     values, sizes = moments
     if sizes.sum() <= rows:
         return 0.0
+    # The edge of moments c s is c times that of s (t scales by 1 / c): solved for the moments
+    # over their largest, which keeps t and the sums away from overflow and underflow.
+    largest = float(values.max())
+    values = values / largest
 
     def excess(t):
         share = values * t / (1.0 + values * t)
@@ -233,18 +238,18 @@ def _spectrum_edge(moments, rows):
 
     low = np.sqrt(rows / float(sizes @ (values * values)))     # excess(low) <= 0
     high = 2.0 * low
-    while excess(high) < 0.0:
+    while excess(high) < 0.0 and np.isfinite(high):
         low, high = high, 2.0 * high
     for _ in range(100):
-        middle = np.sqrt(low * high)
+        middle = np.sqrt(low) * np.sqrt(high)
         if excess(middle) < 0.0:
             low = middle
         else:
             high = middle
         if high <= low * (1.0 + 1e-12):
             break
-    t = np.sqrt(low * high)
-    return max(0.0, float(sizes @ (values / (1.0 + values * t))) - rows / t)
+    t = np.sqrt(low) * np.sqrt(high)
+    return largest * max(0.0, float(sizes @ (values / (1.0 + values * t))) - rows / t)
 
 
 def cd_trains(problem):
