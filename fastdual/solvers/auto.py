@@ -132,14 +132,14 @@ def _gram_floor(matrix, bias, norms, seed=0):
         return 0.0
     bound = np.sqrt((GRAM_SPARSE if matrix.is_sparse else GRAM_DENSE) * count)
     size = int(min(count, GRAM_SAMPLE, bound))
-    sampled = _sample_floor(matrix, bias, norms, rows, size, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
     if size == count:
-        return sampled
+        return _sample_floor(matrix, bias, norms, rows, size, rng)
     moments = _column_moments(matrix, bias, norms, count)
     edge = _spectrum_edge(moments, count)
-    model = _spectrum_edge(moments, size)
+    model = _spectrum_edge(moments, size) if edge > 0.0 else 0.0
     if model > 0.0:
-        edge *= min(1.0, sampled / model)
+        edge *= min(1.0, _sample_floor(matrix, bias, norms, rows, size, rng) / model)
     if matrix.is_sparse and edge < GRAM_FLOOR:
         # A lower bound that holds for the rows themselves: a column with one nonzero entry
         # adds to its row's diagonal alone, and the other columns' (and the intercept's) terms
