@@ -134,12 +134,24 @@ def _gram_floor(matrix, bias, norms, seed=0):
     size = int(min(count, GRAM_SAMPLE, bound))
     rng = np.random.default_rng(seed)
     if size == count:
-        return _sample_floor(matrix, bias, norms, rows, size, rng)
+        return float(_sample_floor(matrix, bias, norms, rows, (size,), rng)[0])
     moments = _column_moments(matrix, bias, norms, count)
     edge = _spectrum_edge(moments, count)
-    model = _spectrum_edge(moments, size) if edge > 0.0 else 0.0
-    if model > 0.0:
-        edge *= min(1.0, _sample_floor(matrix, bias, norms, rows, size, rng) / model)
+    sizes = (size // 4, size // 2, size)
+    models = [_spectrum_edge(moments, m) for m in sizes] if edge > 0.0 else [0.0]
+    if min(models) > 0.0:
+        # The shortfall at the sample's size, and its trend: the least-squares slope of its
+        # logarithm against log2 of the rows, at m / 4, m / 2 and m (at most 0), carried on
+        # to the N rows. Co-occurring columns fall further short on more rows; independent
+        # ones keep a ratio near 1 at every size.
+        sampled = _sample_floor(matrix, bias, norms, rows, sizes, rng)
+        ratios = np.minimum(1.0, sampled / np.array(models))
+        if ratios[-1] <= 0.0:
+            return 0.0
+        logs = np.log(ratios)           # (all positive: a block's eigenvalue is at least m's)
+        steps = np.log2(np.array(sizes, dtype=np.float64))
+        slope = min(0.0, float(np.polyfit(steps, logs, 1)[0]))
+        edge *= ratios[-1] * np.exp(slope * np.log2(count / size))
     if matrix.is_sparse and edge < GRAM_FLOOR:
         # A lower bound that holds for the rows themselves: a column with one nonzero entry
         # adds to its row's diagonal alone, and the other columns' (and the intercept's) terms
@@ -167,10 +179,11 @@ def _equal_rows(matrix, rows):
     return bool(_rows.same_rows(data, indices, indptr, matrix.n_features, first, second).any())
 
 
-def _sample_floor(matrix, bias, norms, rows, size, rng):
-    """The smallest eigenvalue of the Gram matrix (with the intercept feature, scaled to a unit
-    diagonal) of `size` of the rows `rows`, drawn at random (all of them when size is their
-    number)."""
+def _sample_floor(matrix, bias, norms, rows, sizes, rng):
+    """The smallest eigenvalues of the Gram matrix (with the intercept feature, scaled to a unit
+    diagonal) of m = sizes[-1] of the rows `rows`, drawn at random (all of them when m is their
+    number), and of its leading sizes[k] x sizes[k] blocks (random subsets of them)."""
+    size = sizes[-1]
     if size < rows.shape[0]:
         rows = rng.choice(rows, size, replace=False)
     gram = np.empty((size, size))
@@ -186,7 +199,7 @@ def _sample_floor(matrix, bias, norms, rows, size, rng):
     scale = 1.0 / np.sqrt(norms[rows])
     gram *= scale[:, None]
     gram *= scale[None, :]
-    return max(float(np.linalg.eigvalsh(gram)[0]), 0.0)
+    return np.array([max(float(np.linalg.eigvalsh(gram[:k, :k])[0]), 0.0) for k in sizes])
 
 
 def _column_moments(matrix, bias, norms, count):
