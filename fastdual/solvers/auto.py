@@ -76,6 +76,7 @@ FLAT_START_EPOCHS = 2
 # "Nearly orthogonal rows").
 GRAM_FLOOR = 0.05
 GRAM_SAMPLE = 400
+GRAM_BLOCKS = 4        # the shortfall's trend: from GRAM_BLOCKS disjoint blocks of the sample
 GRAM_COLUMNS = 4096
 GRAM_BINS = 32         # the columns' second moments grouped by 1/32 of an octave (the edge's sums)
 GRAM_SPARSE = 16.0     # m <= sqrt(GRAM_SPARSE N) sparse rows, sqrt(GRAM_DENSE N) dense ones
@@ -115,8 +116,9 @@ def _gram_floor(matrix, bias, norms, seed=0):
     """The lower edge of the rows' spectrum as a random matrix with independent columns of the
     rows' second moments predicts it for all N rows (_spectrum_edge), times the shortfall of a
     sample's smallest eigenvalue below the edge the same model predicts for the sample (at
-    most 1): features that co-occur (text's vocabulary) or rows that share a direction lower
-    the sample's eigenvalue below the model's, and the estimate with it. For sparse rows, 0
+    most 1), carried on to the N rows by its trend from blocks of the sample to the whole:
+    features that co-occur (text's vocabulary) or rows that share a direction lower the
+    sample's eigenvalue below the model's, and more so on more rows. For sparse rows, 0
     where two rows are equal, and below GRAM_FLOOR at least the bound of the columns with one
     entry (rows_alone); dense rows share their columns, and hashing them would cost 3-5 passes.
     The sample: m rows at random, at most GRAM_SAMPLE and at most sqrt(GRAM_SPARSE N) sparse
@@ -134,24 +136,25 @@ def _gram_floor(matrix, bias, norms, seed=0):
     size = int(min(count, GRAM_SAMPLE, bound))
     rng = np.random.default_rng(seed)
     if size == count:
-        return float(_sample_floor(matrix, bias, norms, rows, (size,), rng)[0])
+        return _sample_floor(matrix, bias, norms, rows, size, 0, rng)[1]
     moments = _column_moments(matrix, bias, norms, count)
     edge = _spectrum_edge(moments, count)
-    sizes = (size // 4, size // 2, size)
-    models = [_spectrum_edge(moments, m) for m in sizes] if edge > 0.0 else [0.0]
+    part = size // GRAM_BLOCKS
+    models = (_spectrum_edge(moments, part), _spectrum_edge(moments, size)) if edge > 0.0 else (0.0,)
     if min(models) > 0.0:
-        # The shortfall at the sample's size, and its trend: the least-squares slope of its
-        # logarithm against log2 of the rows, at m / 4, m / 2 and m (at most 0), carried on
-        # to the N rows. Co-occurring columns fall further short on more rows; independent
-        # ones keep a ratio near 1 at every size.
-        sampled = _sample_floor(matrix, bias, norms, rows, sizes, rng)
-        ratios = np.minimum(1.0, sampled / np.array(models))
-        if ratios[-1] <= 0.0:
+        # The shortfall at the sample's size, and its trend: the shortfall's logarithm at m
+        # rows against its mean over the sample's GRAM_BLOCKS disjoint blocks of m / 4 rows,
+        # per doubling of the rows (at most 0), carried on to the N rows. Co-occurring columns
+        # fall further short on more rows; independent ones keep a ratio near 1 at every size.
+        blocks, whole = _sample_floor(matrix, bias, norms, rows, size, part, rng)
+        if whole <= 0.0:
             return 0.0
-        logs = np.log(ratios)           # (all positive: a block's eigenvalue is at least m's)
-        steps = np.log2(np.array(sizes, dtype=np.float64))
-        slope = min(0.0, float(np.polyfit(steps, logs, 1)[0]))
-        edge *= ratios[-1] * np.exp(slope * np.log2(count / size))
+        # (each block's eigenvalue is at least the whole sample's, by interlacing; rounding
+        # could break that by a few ulps)
+        blocks = np.minimum(1.0, np.maximum(blocks, whole) / models[0])
+        ratio = min(1.0, whole / models[1])
+        slope = min(0.0, (np.log(ratio) - float(np.mean(np.log(blocks)))) / np.log2(size / part))
+        edge *= ratio * np.exp(slope * np.log2(count / size))
     if matrix.is_sparse and edge < GRAM_FLOOR:
         # A lower bound that holds for the rows themselves: a column with one nonzero entry
         # adds to its row's diagonal alone, and the other columns' (and the intercept's) terms
@@ -179,11 +182,11 @@ def _equal_rows(matrix, rows):
     return bool(_rows.same_rows(data, indices, indptr, matrix.n_features, first, second).any())
 
 
-def _sample_floor(matrix, bias, norms, rows, sizes, rng):
+def _sample_floor(matrix, bias, norms, rows, size, part, rng):
     """The smallest eigenvalues of the Gram matrix (with the intercept feature, scaled to a unit
-    diagonal) of m = sizes[-1] of the rows `rows`, drawn at random (all of them when m is their
-    number), and of its leading sizes[k] x sizes[k] blocks (random subsets of them)."""
-    size = sizes[-1]
+    diagonal) of `size` of the rows `rows`, drawn at random (all of them when size is their
+    number): of its GRAM_BLOCKS disjoint diagonal blocks of `part` rows (none when part is 0),
+    and of the whole."""
     if size < rows.shape[0]:
         rows = rng.choice(rows, size, replace=False)
     gram = np.empty((size, size))
@@ -199,7 +202,13 @@ def _sample_floor(matrix, bias, norms, rows, sizes, rng):
     scale = 1.0 / np.sqrt(norms[rows])
     gram *= scale[:, None]
     gram *= scale[None, :]
-    return np.array([max(float(np.linalg.eigvalsh(gram[:k, :k])[0]), 0.0) for k in sizes])
+
+    def lowest(part_of_gram):
+        return max(float(np.linalg.eigvalsh(part_of_gram)[0]), 0.0)
+
+    blocks = np.array([lowest(gram[b * part:(b + 1) * part, b * part:(b + 1) * part])
+                       for b in range(GRAM_BLOCKS if part > 0 else 0)])
+    return blocks, lowest(gram)
 
 
 def _column_moments(matrix, bias, norms, count):
