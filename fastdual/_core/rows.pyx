@@ -255,6 +255,7 @@ def rows_gram(const floating[::1] data, const int[::1] indices, const int[::1] i
                     w[k] = 0.0
     return np.asarray(out)
 
+
 def rows_alone(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                Py_ssize_t n_rows, Py_ssize_t n_features):
     """For every row, the sum of its squared values in the columns where no other row has a
