@@ -429,6 +429,34 @@ def test_the_columns_moments_are_grouped_without_moving_the_edge():
     assert auto._spectrum_edge(grouped, 2000) == pytest.approx(exact, rel=2e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_column_moment_groups_are_numpys(dtype, sparse):
+    # rows.column_moment_groups against NumPy: m_j = sum_i s_i x_ij^2 / count, grouped by
+    # floor(log2(m_j) 32) over the positive ones (moments spread over 30 octaves, stored zeros,
+    # a row of scale 0), the groups' sums and sizes; None once a moment is infinite.
+    from fastdual._core import rows as _rows
+    from fastdual._validation import check_matrix
+    rng = np.random.default_rng(21)
+    X = sp.random(200, 500, density=0.05, random_state=22, format="csr", dtype=dtype)
+    X.data = (X.data * 2.0 ** rng.uniform(-15, 15, X.data.shape[0])).astype(dtype)
+    X.data[::9] = 0.0
+    scale = rng.uniform(0.5, 2.0, 200)
+    scale[3] = 0.0
+    matrix = check_matrix(X if sparse else X.toarray())
+    got = _rows.column_moment_groups(*matrix.kernel_args, 200, 500, scale, 170.0, 32)
+    dense = X.toarray().astype(np.float64)
+    moments = (scale @ (dense * dense)) / 170.0
+    positive = moments[moments > 0.0]
+    groups = np.floor(np.log2(positive) * 32).astype(np.int64) + 1075 * 32
+    assert np.array_equal(got[1], np.bincount(groups, minlength=got[1].shape[0]))
+    np.testing.assert_allclose(got[0], np.bincount(groups, weights=positive,
+                                                   minlength=got[0].shape[0]), rtol=1e-13)
+    assert got[1].sum() == positive.shape[0] > 300
+    scale[int(np.argmax(np.abs(dense).sum(axis=1)))] = np.inf
+    assert _rows.column_moment_groups(*matrix.kernel_args, 200, 500, scale, 170.0, 32) is None
+
+
 def test_the_gram_floor_is_one_for_orthogonal_rows_and_zero_for_dependent_ones():
     n = 1200                                  # more rows than the sample
     X = sp.csr_matrix((np.random.default_rng(5).uniform(0.5, 2.0, n), np.arange(n) * 3,

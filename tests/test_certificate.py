@@ -128,6 +128,49 @@ def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
         assert abs(Fraction(float(got)) - e) <= 5 * eps * abs(e)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("intercept", ["none", "regularized", "free"])
+@pytest.mark.parametrize("loss, l1_ratio", [("squared", 0.0), ("logistic", 0.4),
+                                            ("smooth_hinge", 0.0), ("hinge", 0.7)])
+def test_the_packed_pass_over_sparse_rows_gives_the_three_vectors_bits(dtype, intercept, loss,
+                                                                      l1_ratio):
+    """Sparse rows with v summed exactly go through w, v and its rounding packed side by side
+    (_core/gap.pyx, primal_dual); P, D, the gap and v_out are the bits of the pass over three
+    vectors, on rows of stored zeros, empty rows and samples of weight 0."""
+    from fastdual._core import gap as _gap
+    from fastdual._problem import build_problem
+    rng = np.random.default_rng(7)
+    X = sp.random(120, 300, density=0.03, random_state=8, format="csr", dtype=dtype)
+    X.data[::7] = 0.0                                  # stored zeros
+    X.data *= rng.lognormal(0.0, 2.0, X.data.shape[0]).astype(dtype)
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    y = np.where(rng.random(120) < 0.5, 1.0, -1.0) if loss != "squared" else rng.standard_normal(120)
+    weights = rng.uniform(0.2, 3.0, 120)
+    weights[::11] = 0.0
+    problem = build_problem(X, y, loss=loss, alpha=1e-2, C=None, l1_ratio=l1_ratio,
+                            fit_intercept=intercept != "none", intercept_scaling=1.3,
+                            sample_weight=weights, loss_params={},
+                            regularize_intercept=intercept != "free")
+    duals = problem.feasible_duals(random_feasible_dual(loss, problem.y, rng))
+    w = rng.standard_normal(301)
+    results = []
+    previous = _gap._set_packed(True)
+    try:
+        for packed in (True, False):
+            _gap._set_packed(packed)
+            v = np.full(301, np.nan)
+            results.append((problem.certificate(w, duals, v_out=v, feasible=True, exact_v=True),
+                            v))
+    finally:
+        _gap._set_packed(previous)
+    (packed_sums, packed_v), (plain_sums, plain_v) = results
+    assert np.all(np.isfinite(packed_v))
+    assert packed_sums == plain_sums
+    assert np.array_equal(packed_v, plain_v)
+    if intercept == "free":
+        assert packed_v[300] == 0.0
+
+
 @pytest.mark.parametrize("loss, shift, alpha, l1_ratio", [("logistic", 0.0, 1e-4, 0.0),
                                                           ("logistic", 0.0, 1e-4, 0.3),
                                                           ("smooth_hinge", 10.0, 1e-6, 0.0)])

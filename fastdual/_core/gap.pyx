@@ -260,6 +260,20 @@ cdef extern from *:
 cdef bint _use_fma = exact_fma() != 0
 
 
+# Whether primal_dual takes sparse rows through the packed layout (a module global so that tests
+# can run the plain pass on the same rows and compare the bits).
+cdef bint _use_packed = True
+
+
+def _set_packed(bint on):
+    """primal_dual's pass over sparse rows by the packed layout (on) or over w, v and v's
+    rounding as three vectors (off); returns the previous setting. The numbers are the same."""
+    global _use_packed
+    previous = _use_packed
+    _use_packed = on
+    return previous
+
+
 def _set_exact_fma(bint on):
     """Use the fused multiply-add path for float64 blocks when the processor has one (on) or
     Dekker's portable products (off); returns whether the fused path is now in use."""
@@ -376,6 +390,44 @@ cdef void _packed_pass(const floating* x, const int* ind, const int* ptr, Py_ssi
                 packed[last + 3] += coef * v_bias
 
 
+cdef void _pack(const double* w, Py_ssize_t m, double* packed) noexcept nogil:
+    """w into the packed layout's first slot, the sum and its rounding zeroed."""
+    cdef Py_ssize_t j
+    for j in range(m):
+        packed[PACKED * j] = w[j]
+        packed[PACKED * j + 1] = 0.0
+        packed[PACKED * j + 2] = 0.0
+
+
+cdef double _packed_finish(const double* packed, Py_ssize_t m, Py_ssize_t penalised,
+                           double factor, double l2, double l1, bint exact_v, double* v_out,
+                           double* sq_norm, double* l1_norm, double* g_conj) noexcept nogil:
+    """After _packed_pass, in one sweep over the features: v = sum factor (as _scale), the
+    penalty's sums of _penalty_terms and its share of the gap (returned, as _penalty_gap) over
+    the first `penalised` entries, each sum in _penalty_terms' and _penalty_gap's order (the same
+    bits), and v_out = v, or with exact_v (sum + rounding) factor. l2 > 0."""
+    cdef Py_ssize_t j
+    cdef double wj, vj, excess, t, d, kappa = l1 / l2, total = 0.0
+    for j in range(m):
+        wj = packed[PACKED * j]
+        vj = packed[PACKED * j + 1] * factor
+        if j < penalised:
+            sq_norm[0] += wj * wj
+            l1_norm[0] += fabs(wj)
+            excess = fabs(vj) - kappa
+            if excess > 0.0:
+                g_conj[0] += 0.5 * excess * excess
+            t = vj if vj < kappa else kappa
+            t = t if t > -kappa else -kappa
+            d = wj - (vj - t)
+            if wj > 0.0:
+                total += 0.5 * d * d + wj * (kappa - t)
+            else:
+                total += 0.5 * d * d - wj * (kappa + t)
+        v_out[j] = (packed[PACKED * j + 1] + packed[PACKED * j + 2]) * factor if exact_v else vj
+    return l2 * total
+
+
 def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                Py_ssize_t n_rows, Py_ssize_t n_features, double bias, const double[::1] y,
                const double[::1] sample_weight, const double[::1] w, const double[::1] duals,
@@ -464,7 +516,9 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     n_features + 1): the whole data as one block (block_sums and combine, for l2 > 0). The gap
     is the Fenchel-Young sum (module docstring), P - D without its cancellation. exact_v:
     v_out receives v summed without losing the digits its terms cancel (_block_pass with
-    v_error), for a solver that takes it over as its own v (the pass takes 25-95 % longer);
+    v_error), for a solver that takes it over as its own v (the pass takes 25-95 % longer over
+    dense rows; over sparse rows w, v and v's rounding are packed side by side, block_sums' layout,
+    and it takes 10-40 % longer);
     P, D and the gap are the same bits either way, computed with v as row_axpy sums it.
 
     free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a
@@ -496,6 +550,25 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef double penalty_gap, margin_penalty_gap, gap
     cdef double v_bias = 0.0 if free_bias else bias     # the intercept feature's share in v
     cdef Py_ssize_t penalised = n_features if free_bias else n_features + 1
+    cdef double[::1] workspace
+    cdef double* packed
+    if exact_v and _use_packed and ptr != NULL and not pure_l1:
+        # Sparse rows, v summed exactly: w, v and v's rounding side by side (block_sums'
+        # layout), one cache line per stored entry instead of three (the pass costs 2.2x less on
+        # 10^6 features, and as much as v summed plainly); the same numbers as the pass below.
+        # (Summed plainly, the three vectors' pass is as fast and needs no workspace.)
+        workspace = np.empty(PACKED * (n_features + 1) + 8)
+        packed = &workspace[0]
+        packed += (-(<size_t> packed) % 64) // 8
+        with nogil:
+            _pack(&w[0], n_features + 1, packed)
+            _packed_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, duals,
+                         loss, v_bias, packed, &loss_sum, &conj_sum, &fy_sum, False,
+                         margins, margins)
+            penalty_gap = _packed_finish(packed, n_features + 1, penalised, inv_l2n, l2, l1,
+                                         exact_v, &v_out[0], &sq_norm, &l1_norm, &g_conj)
+        return (loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm,
+                conj_sum / n_samples - l2 * g_conj, fy_sum / n_samples + penalty_gap)
     with nogil:
         v_out[:] = 0.0
         _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0], duals,

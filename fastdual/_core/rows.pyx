@@ -8,6 +8,7 @@ feature of value `bias` is the last entry of w."""
 import numpy as np
 cimport numpy as cnp
 from cython cimport floating
+from libc.math cimport floor, isinf, log2
 from libc.string cimport memcpy
 
 from fastdual._core.rows cimport row_axpy, row_dot, row_range, row_square_axpy
@@ -284,6 +285,43 @@ def rows_alone(const floating[::1] data, const int[::1] indices, const int[::1] 
                     total += <double>x[k] * <double>x[k]
             out[i] = total
     return np.asarray(out)
+
+
+def column_moment_groups(const floating[::1] data, const int[::1] indices,
+                         const int[::1] indptr, Py_ssize_t n_rows, Py_ssize_t n_features,
+                         const double[::1] scale, double count, int bins):
+    """The columns' weighted second moments m_j = sum_i scale_i x_ij^2 / count (one pass over the
+    rows, each term as row_square_axpy makes it), the positive ones grouped by `bins` per octave,
+    group floor(log2(m_j) bins): (the groups' sums of m_j in column order, their numbers of
+    columns), indexed from the group of 2^-1075 up (the same sums numpy's bincount gives), or
+    None when a moment is infinite. The intercept feature is left out."""
+    cdef double[::1] moments = np.zeros(max(n_features, 1), dtype=np.float64)
+    cdef Py_ssize_t offset = 1075 * bins
+    cdef double[::1] sums = np.zeros(2100 * bins, dtype=np.float64)
+    cdef double[::1] sizes = np.zeros(2100 * bins, dtype=np.float64)
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef Py_ssize_t i, j, start, end, group
+    cdef double m
+    cdef bint infinite = False
+    with nogil:
+        for i in range(n_rows):
+            if scale[i] != 0.0:
+                row_range(ptr, i, n_features, &start, &end)
+                row_square_axpy(x, ind, start, end, scale[i], &moments[0])
+        for j in range(n_features):
+            m = moments[j] / count
+            if m > 0.0:
+                if isinf(m):
+                    infinite = True
+                    break
+                group = <Py_ssize_t>floor(log2(m) * bins) + offset
+                sums[group] += m
+                sizes[group] += 1.0
+    if infinite:
+        return None
+    return np.asarray(sums), np.asarray(sizes)
 
 
 # -- the shared row passes: X w, X^T c, X^T diag(c) X v and its matrix (every solver, the
