@@ -399,24 +399,30 @@ cdef void _pack(const double* w, Py_ssize_t m, double* packed) noexcept nogil:
         packed[PACKED * j + 2] = 0.0
 
 
-cdef double _packed_finish(const double* packed, Py_ssize_t m, Py_ssize_t penalised,
-                           double factor, double l2, double l1, bint exact_v, double* v_out,
-                           double* sq_norm, double* l1_norm, double* g_conj) noexcept nogil:
-    """After _packed_pass, in one sweep over the features: v = sum factor (as _scale), the
+cdef double _finish(const double* w, const double* sums, const double* rounding,
+                    Py_ssize_t stride, Py_ssize_t m, Py_ssize_t penalised, double factor,
+                    double l2, double l1, double* v_out, double* sq_norm, double* l1_norm,
+                    double* g_conj) noexcept nogil:
+    """After the pass, in one sweep over the features (entry j of w, sums and rounding at
+    j * stride: three vectors, or the packed layout): v = sums factor (as _scale), the
     penalty's sums of _penalty_terms and its share of the gap (returned, as _penalty_gap) over
     the first `penalised` entries, each sum in _penalty_terms' and _penalty_gap's order (the same
-    bits), and v_out = v, or with exact_v (sum + rounding) factor. l2 > 0."""
+    bits), and v_out = v, or unless rounding is NULL (sums + rounding) factor (v_out may be
+    sums itself). l2 > 0."""
     cdef Py_ssize_t j
     cdef double wj, vj, excess, t, d, kappa = l1 / l2, total = 0.0
+    # (the sums in locals: through the pointers, which may alias v_out, every addition would
+    # wait on a store)
+    cdef double squares = sq_norm[0], absolutes = l1_norm[0], conjugate = g_conj[0]
     for j in range(m):
-        wj = packed[PACKED * j]
-        vj = packed[PACKED * j + 1] * factor
+        wj = w[j * stride]
+        vj = sums[j * stride] * factor
         if j < penalised:
-            sq_norm[0] += wj * wj
-            l1_norm[0] += fabs(wj)
+            squares += wj * wj
+            absolutes += fabs(wj)
             excess = fabs(vj) - kappa
             if excess > 0.0:
-                g_conj[0] += 0.5 * excess * excess
+                conjugate += 0.5 * excess * excess
             t = vj if vj < kappa else kappa
             t = t if t > -kappa else -kappa
             d = wj - (vj - t)
@@ -424,7 +430,8 @@ cdef double _packed_finish(const double* packed, Py_ssize_t m, Py_ssize_t penali
                 total += 0.5 * d * d + wj * (kappa - t)
             else:
                 total += 0.5 * d * d - wj * (kappa + t)
-        v_out[j] = (packed[PACKED * j + 1] + packed[PACKED * j + 2]) * factor if exact_v else vj
+        v_out[j] = vj if rounding == NULL else (sums[j * stride] + rounding[j * stride]) * factor
+    sq_norm[0], l1_norm[0], g_conj[0] = squares, absolutes, conjugate
     return l2 * total
 
 
@@ -554,9 +561,9 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef double* packed
     if exact_v and _use_packed and ptr != NULL and not pure_l1:
         # Sparse rows, v summed exactly: w, v and v's rounding side by side (block_sums'
-        # layout), one cache line per stored entry instead of three (the pass costs 2.2x less on
-        # 10^6 features, and as much as v summed plainly); the same numbers as the pass below.
-        # (Summed plainly, the three vectors' pass is as fast and needs no workspace.)
+        # layout), one cache line per stored entry instead of three (the pass costs 1.3-2x less
+        # on wide rows); the same numbers as the pass below. (Summed plainly, the three vectors'
+        # pass is as fast and needs no workspace.)
         workspace = np.empty(PACKED * (n_features + 1) + 8)
         packed = &workspace[0]
         packed += (-(<size_t> packed) % 64) // 8
@@ -565,25 +572,38 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
             _packed_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, duals,
                          loss, v_bias, packed, &loss_sum, &conj_sum, &fy_sum, False,
                          margins, margins)
-            penalty_gap = _packed_finish(packed, n_features + 1, penalised, inv_l2n, l2, l1,
-                                         exact_v, &v_out[0], &sq_norm, &l1_norm, &g_conj)
+            penalty_gap = _finish(packed, packed + 1, packed + 2, PACKED, n_features + 1,
+                                  penalised, inv_l2n, l2, l1, &v_out[0], &sq_norm, &l1_norm,
+                                  &g_conj)
         return (loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm,
                 conj_sum / n_samples - l2 * g_conj, fy_sum / n_samples + penalty_gap)
+    if not pure_l1:
+        with nogil:
+            v_out[:] = 0.0
+            _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0],
+                        duals, loss, v_bias, &v_out[0], &v_error[0] if exact_v else NULL,
+                        &loss_sum, &conj_sum, &fy_sum, False, margins, values, False,
+                        margin_duals, &v_margin[0])
+            penalty_gap = _finish(&w[0], &v_out[0], &v_error[0] if exact_v else NULL, 1,
+                                  n_features + 1, penalised, inv_l2n, l2, l1, &v_out[0],
+                                  &sq_norm, &l1_norm, &g_conj)
+        return (loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm,
+                conj_sum / n_samples - l2 * g_conj, fy_sum / n_samples + penalty_gap)
+    # Pure l1: the duals' scale waits for v (the pass keeps the margins and loss values).
     with nogil:
         v_out[:] = 0.0
         _block_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, &w[0], duals,
                     loss, v_bias, &v_out[0], &v_error[0] if exact_v else NULL, &loss_sum,
-                    &conj_sum, &fy_sum, pure_l1, margins, values, margin_alternative,
+                    &conj_sum, &fy_sum, True, margins, values, margin_alternative,
                     margin_duals, &v_margin[0])
         _scale(&v_out[0], &v_error[0] if exact_v else NULL, n_features + 1, inv_l2n)
         if margin_alternative:
             _scale(&v_margin[0], NULL, n_features + 1, inv_l2n)
         _penalty_terms(&w[0], &v_out[0], penalised, l2, l1, &sq_norm, &l1_norm, &g_conj)
-        if pure_l1:
-            conj_sum = fy_sum = 0.0
-            shrink = _feasible_scale(&v_out[0], penalised, l1)
-            _scaled_dual_sums(shrink, loss, y, sample_weight, duals, margins, values,
-                              n_samples, &conj_sum, &fy_sum)
+        conj_sum = fy_sum = 0.0
+        shrink = _feasible_scale(&v_out[0], penalised, l1)
+        _scaled_dual_sums(shrink, loss, y, sample_weight, duals, margins, values,
+                          n_samples, &conj_sum, &fy_sum)
         penalty_gap = _penalty_gap(&w[0], &v_out[0], penalised, l2, l1, shrink)
         gap = fy_sum / n_samples + penalty_gap
         if margin_alternative:
