@@ -34,8 +34,9 @@ class Matrix:
     _columns: tuple = field(default=None, repr=False)
     _squared_norms: dict = field(default_factory=dict, repr=False)   # bias -> ||x_i||^2 + bias^2
     _derived: dict = field(default_factory=dict, repr=False, compare=False)   # key -> of the rows
-    # One-vs-rest's threads share the Matrix: its caches are filled once, under this lock.
-    _lock: object = field(default_factory=threading.Lock, repr=False, compare=False)
+    # One-vs-rest's threads share the Matrix: its caches are filled once, under this lock
+    # (reentrant: a derived value may use another).
+    _lock: object = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -44,7 +45,7 @@ class Matrix:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     @property
     def kernel_args(self):

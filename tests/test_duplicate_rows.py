@@ -92,6 +92,36 @@ def test_a_hash_collision_is_split_by_the_contents():
         sdca._rows.row_hashes = real
 
 
+@pytest.mark.parametrize("dense", [False, True])
+def test_the_identical_rows_are_found_once_per_x_for_sdca_and_the_gram_floor(dense,
+                                                                              monkeypatch):
+    """sdca.identical_rows: the groups of rows of equal contents, whatever the targets (brute
+    force by the rows' bytes), hashed once per X and shared by SDCA's conflicting groups and
+    solver="auto"'s Gram floor (which is 0 where two rows are equal)."""
+    from fastdual.solvers import auto
+    X = planted(np.random.default_rng(2), dense=dense)
+    y = np.ones(40)
+    y[[5, 17]] = -1.0
+    problem = make(X, y, "squared_hinge")
+    calls = []
+    real = sdca._rows.row_hashes
+    monkeypatch.setattr(sdca._rows, "row_hashes", lambda *args: calls.append(1) or real(*args))
+    rows, labels = sdca.identical_rows(problem.X)
+    got = sorted(tuple(sorted(rows[labels == g].tolist())) for g in np.unique(labels))
+    contents = {}
+    for i, row in enumerate(X.toarray() if sp.issparse(X) else X):
+        contents.setdefault(row.tobytes(), []).append(i)
+    assert got == sorted(tuple(g) for g in contents.values() if len(g) > 1) == [
+        (0, 5, 9), (3, 17), (8, 22, 30, 31)]
+    assert found_groups(problem) == [(0, 5, 9), (3, 17)]
+    assert not rows.flags.writeable and not labels.flags.writeable
+    if not dense:           # (dense rows are not hashed for the floor: they share columns)
+        assert auto._equal_rows(problem.X, np.arange(40))
+        assert not auto._equal_rows(problem.X, np.array([0, 3, 8, 1, 2]))
+        assert auto._equal_rows(problem.X, np.array([1, 22, 2, 31]))
+    assert calls == [1]
+
+
 def dual_objective(problem, duals):
     v = problem.dual_vector(duals)
     return problem.primal_dual(v, duals)[1]

@@ -44,7 +44,7 @@ import numpy as np
 
 from fastdual._core import rows as _rows
 from fastdual.losses import get_loss_spec
-from fastdual.solvers import SOLVERS, get_solver, newton
+from fastdual.solvers import SOLVERS, get_solver, newton, sdca
 from fastdual.solvers.switching import Correction, Handover
 
 NEWTON_KAPPA = 5.0
@@ -169,17 +169,14 @@ def _gram_floor(matrix, bias, norms, seed=0):
 
 def _equal_rows(matrix, rows):
     """Whether two of the rows `rows` store the same entries (then the floor is 0: text's
-    repeated documents), by their hashes, the candidates (neighbours in hash order) confirmed
-    entry by entry."""
-    data, indices, indptr = matrix.kernel_args
-    hashes = _rows.row_hashes(data, indices, indptr, matrix.n_samples, matrix.n_features)[rows]
-    order = np.argsort(hashes, kind="stable")
-    pairs = np.flatnonzero(hashes[order[1:]] == hashes[order[:-1]])
-    if pairs.shape[0] == 0:
+    repeated documents): sdca.identical_rows' groups, shared with SDCA's duplicate groups."""
+    identical, labels = sdca.identical_rows(matrix)
+    if identical.shape[0] == 0:
         return False
-    first = rows[order[pairs]].astype(np.intp)
-    second = rows[order[pairs + 1]].astype(np.intp)
-    return bool(_rows.same_rows(data, indices, indptr, matrix.n_features, first, second).any())
+    inside = np.zeros(matrix.n_samples, dtype=bool)
+    inside[rows] = True
+    labels = labels[inside[identical]]
+    return labels.shape[0] > 1 and int(np.bincount(labels).max()) > 1
 
 
 def _sample_floor(matrix, bias, norms, rows, size, part, rng):

@@ -73,17 +73,17 @@ GROUP_SHARE = 0.1
 GROUP_EVERY_MAX = 64
 
 
-def conflicting_groups(problem, targets=None):
-    """The groups of identical rows whose targets differ, as (group_ptr, run_ptr, members):
-    group g is the runs group_ptr[g] .. group_ptr[g + 1] - 1, run r the samples
-    members[run_ptr[r]:run_ptr[r + 1]] of one target (in increasing order of sample). Found by
-    a hash of every row, confirmed entry by entry; empty if there are none. Such samples pull
-    v in opposite directions along one row, where coordinate steps crawl: the SDCA drivers
-    step each group as a block (_sdca.group_steps, _vector.vector_group_steps;
-    docs/solvers/sdca.md "Duplicated rows"). targets: the samples' targets (default problem.y;
-    the class indices for the k-class problems)."""
-    n, d = problem.n_samples, problem.n_features
-    data, indices, indptr = problem.X.kernel_args
+def identical_rows(matrix):
+    """The rows of X (a Matrix) that store the same entries as another row, as (rows, labels):
+    rows with one label store the same entries, the labels counting the groups from 0. Found by
+    a hash of every row, confirmed entry by entry; computed once per X (Matrix.derived, shared
+    by SDCA's duplicate groups and solver="auto"'s Gram floor) and read-only."""
+    return matrix.derived(("identical_rows",), lambda: _identical_rows(matrix))
+
+
+def _identical_rows(matrix):
+    n, d = matrix.n_samples, matrix.n_features
+    data, indices, indptr = matrix.kernel_args
     hashes = _rows.row_hashes(data, indices, indptr, n, d)
     order = np.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
@@ -108,6 +108,25 @@ def conflicting_groups(problem, targets=None):
             label += 1
             candidates = candidates[~same]
     rows, labels = np.concatenate(rows_list), np.concatenate(labels_list)
+    # (a row whose hash partners all turned out different is a group of one: dropped)
+    keep = np.bincount(labels)[labels] > 1 if labels.size else labels.astype(bool)
+    _, labels = np.unique(labels[keep], return_inverse=True)
+    rows, labels = rows[keep].astype(np.intp), labels.reshape(-1).astype(np.intp)
+    rows.setflags(write=False)
+    labels.setflags(write=False)
+    return rows, labels
+
+
+def conflicting_groups(problem, targets=None):
+    """The groups of identical rows whose targets differ, as (group_ptr, run_ptr, members):
+    group g is the runs group_ptr[g] .. group_ptr[g + 1] - 1, run r the samples
+    members[run_ptr[r]:run_ptr[r + 1]] of one target (in increasing order of sample). The
+    identical rows are identical_rows'; empty if there are none. Such samples pull
+    v in opposite directions along one row, where coordinate steps crawl: the SDCA drivers
+    step each group as a block (_sdca.group_steps, _vector.vector_group_steps;
+    docs/solvers/sdca.md "Duplicated rows"). targets: the samples' targets (default problem.y;
+    the class indices for the k-class problems)."""
+    rows, labels = identical_rows(problem.X)
     # Sorted by group, target, sample; the groups whose targets differ kept.
     targets = (problem.y if targets is None else np.asarray(targets))[rows]
     sort = np.lexsort((rows, targets, labels))
