@@ -84,15 +84,18 @@ cdef void _penalty_terms(const double* w, const double* v, Py_ssize_t m, double 
     when l2 > 0): the regulariser's share of P and D, for one coefficient vector or k."""
     cdef Py_ssize_t j
     cdef double kappa, excess
+    # (the sums in locals, as in _finish: through the pointers each addition waits on a store)
+    cdef double squares = sq_norm[0], absolutes = l1_norm[0], conjugate = g_conj[0]
     for j in range(m):
-        sq_norm[0] += w[j] * w[j]
-        l1_norm[0] += fabs(w[j])
+        squares += w[j] * w[j]
+        absolutes += fabs(w[j])
     if l2 > 0.0:
         kappa = l1 / l2
         for j in range(m):
             excess = fabs(v[j]) - kappa
             if excess > 0.0:
-                g_conj[0] += 0.5 * excess * excess
+                conjugate += 0.5 * excess * excess
+    sq_norm[0], l1_norm[0], g_conj[0] = squares, absolutes, conjugate
 
 
 cdef double _penalty_gap(const double* w, const double* v, Py_ssize_t m, double l2, double l1,
