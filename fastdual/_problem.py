@@ -107,7 +107,7 @@ class Problem:
         sum, P - D without cancellation (docs/math.md Sec. 2). v(duals) is written to v_out if
         given; with exact_v, summed with no rounding lost (however much its terms cancel; for
         a solver that takes it over as its own v; the pass takes 25-95 % longer over dense
-        rows, 10-40 % over sparse ones), the certificate itself the same bits either way.
+        rows, 10-80 % over sparse ones), the certificate itself the same bits either way.
 
         With a free intercept the duals are first projected onto the dual's hyperplane
         (`feasible_duals`) unless the caller says it did so (feasible=True), so the bound holds

@@ -528,7 +528,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     v_out receives v summed without losing the digits its terms cancel (_block_pass with
     v_error), for a solver that takes it over as its own v (the pass takes 25-95 % longer over
     dense rows; over sparse rows w, v and v's rounding are packed side by side, block_sums' layout,
-    and it takes 10-40 % longer);
+    and it takes 10-80 % longer, the least on the widest rows);
     P, D and the gap are the same bits either way, computed with v as row_axpy sums it.
 
     free_bias: the intercept feature's weight w[n_features] is not penalised (the problem with a

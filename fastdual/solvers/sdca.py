@@ -22,7 +22,7 @@ TINY = np.finfo(float).tiny
 NO_SHRINKING = (np.inf, np.inf)   # the shrink thresholds (up, down) that shrink nothing
 # v is taken over from the certificate at a check once this many epochs of incremental updates
 # have accumulated since the last time (the certificate's pass then sums v with no rounding lost,
-# at 25-95 % more of the pass's cost over dense rows and 10-40 % over sparse ones, whose pass
+# at 25-95 % more of the pass's cost over dense rows and 10-80 % over sparse ones, whose pass
 # packs w, v and its rounding side by side; a few epochs' rounding is not worth that).
 RESYNC_EPOCHS = 8
 # Threads (use_threads): plain additions to v (PASSCoDe-Wild) on sparse data with at least this
