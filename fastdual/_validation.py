@@ -46,6 +46,11 @@ class Matrix:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        # (pickle's protocols below 5 return arrays writeable: the derived ones are read-only)
+        for value in self._derived.values():
+            for part in value if isinstance(value, tuple) else (value,):
+                if isinstance(part, np.ndarray):
+                    part.setflags(write=False)
 
     @property
     def kernel_args(self):

@@ -128,22 +128,28 @@ def test_the_certificate_sums_v_without_rounding_loss_when_asked(dtype, sparse):
         assert abs(Fraction(float(got)) - e) <= 5 * eps * abs(e)
 
 
+@pytest.mark.parametrize("fma", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("intercept", ["none", "regularized", "free"])
 @pytest.mark.parametrize("loss, l1_ratio", [("squared", 0.0), ("logistic", 0.4),
                                             ("smooth_hinge", 0.0), ("hinge", 0.7)])
-def test_the_packed_pass_over_sparse_rows_gives_the_three_vectors_bits(dtype, intercept, loss,
-                                                                      l1_ratio):
+def test_the_packed_pass_over_sparse_rows_gives_the_three_vectors_bits(fma, dtype, intercept,
+                                                                      loss, l1_ratio):
     """Sparse rows with v summed exactly go through w, v and its rounding packed side by side
     (_core/gap.pyx, primal_dual); P, D, the gap and v_out are the bits of the pass over three
-    vectors, on rows of stored zeros, empty rows and samples of weight 0."""
+    vectors (with the products' roundings by a fused multiply-add or by Dekker's split alike),
+    on stored zeros, empty rows and samples of weight 0; and P, D and the gap are those of
+    block_sums and combine, whose sums over the features are _penalty_terms' and
+    _penalty_gap's (the one sweep of _finish against them)."""
     from fastdual._core import gap as _gap
     from fastdual._problem import build_problem
     rng = np.random.default_rng(7)
-    X = sp.random(120, 300, density=0.03, random_state=8, format="csr", dtype=dtype)
+    X = sp.random(120, 300, density=0.03, random_state=8, format="lil", dtype=dtype)
+    X[[4, 50, 119], :] = 0.0                           # empty rows
+    X = sp.csr_matrix(X)
     X.data[::7] = 0.0                                  # stored zeros
     X.data *= rng.lognormal(0.0, 2.0, X.data.shape[0]).astype(dtype)
-    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    assert np.diff(X.indptr)[[4, 50, 119]].tolist() == [0, 0, 0]
     y = np.where(rng.random(120) < 0.5, 1.0, -1.0) if loss != "squared" else rng.standard_normal(120)
     weights = rng.uniform(0.2, 3.0, 120)
     weights[::11] = 0.0
@@ -154,8 +160,9 @@ def test_the_packed_pass_over_sparse_rows_gives_the_three_vectors_bits(dtype, in
     duals = problem.feasible_duals(random_feasible_dual(loss, problem.y, rng))
     w = rng.standard_normal(301)
     results = []
-    previous = _gap._set_packed(True)
+    previous, previous_fma = _gap._set_packed(True), _gap._set_exact_fma(True)
     try:
+        _gap._set_exact_fma(fma)
         for packed in (True, False):
             _gap._set_packed(packed)
             v = np.full(301, np.nan)
@@ -163,12 +170,61 @@ def test_the_packed_pass_over_sparse_rows_gives_the_three_vectors_bits(dtype, in
                             v))
     finally:
         _gap._set_packed(previous)
+        _gap._set_exact_fma(previous_fma)
     (packed_sums, packed_v), (plain_sums, plain_v) = results
     assert np.all(np.isfinite(packed_v))
     assert packed_sums == plain_sums
     assert np.array_equal(packed_v, plain_v)
     if intercept == "free":
         assert packed_v[300] == 0.0
+    v_plain = np.empty(301)
+    plain = problem.certificate(w, duals, v_out=v_plain, feasible=True)
+    assert plain == packed_sums
+    sums = _gap.block_sums(*problem.X.kernel_args, 120, 300, problem.bias, problem.y,
+                           problem.sample_weight, w, duals, problem.l2, 120, problem.loss,
+                           np.zeros(301), intercept == "free")
+    assert _gap.combine(w, v_plain, *sums, 120, problem.l2, problem.l1,
+                        intercept == "free") == plain
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_certificate_of_rows_without_entries(sparse):
+    """No stored entry at all (the packed pass with no column indices; X of no feature is
+    refused upstream): the certificate of the intercept alone, the same with v exact or not."""
+    from fastdual._problem import build_problem
+    y = np.array([1.0, -1.0, 1.0, 1.0])
+    X = sp.csr_matrix(np.zeros((4, 3))) if sparse else np.zeros((4, 3))
+    problem = build_problem(X, y, loss="logistic", alpha=0.1, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    d = X.shape[1]
+    w = np.r_[np.zeros(d), 0.3]
+    duals = np.array([0.2, -0.4, 0.5, 0.1])
+    v, v_exact = np.empty(d + 1), np.empty(d + 1)
+    plain = problem.certificate(w, duals, v_out=v)
+    assert problem.certificate(w, duals, v_out=v_exact, exact_v=True) == plain
+    expected_v = np.r_[np.zeros(d), duals.sum() / (0.1 * 4)]
+    np.testing.assert_allclose(v, expected_v, rtol=1e-15)
+    np.testing.assert_allclose(v_exact, expected_v, rtol=1e-15)
+    margins = np.full(4, 0.3)
+    primal = np.mean(np.logaddexp(0.0, -y * margins)) + 0.05 * 0.09
+    assert plain[0] == pytest.approx(primal, rel=1e-14)
+
+
+def test_the_certificate_refuses_vectors_of_the_wrong_length():
+    from fastdual._core import gap as _gap
+    from fastdual._problem import build_problem
+    X, y = problem_for("logistic", n=10, d=4, seed=1, sparse=True)
+    problem = build_problem(X, y, loss="logistic", alpha=0.1, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    args = (*problem.X.kernel_args, 10, 4, problem.bias, problem.y, problem.sample_weight)
+    for w, v, duals in ((np.zeros(5), np.zeros(6), np.zeros(10)),
+                        (np.zeros(4), np.zeros(5), np.zeros(10)),
+                        (np.zeros(5), np.zeros(5), np.zeros(9))):
+        for exact in (False, True):
+            with pytest.raises(ValueError, match="n_features \\+ 1|n_samples"):
+                _gap.primal_dual(*args, w, duals, 0.1, 0.0, problem.loss, v, False, exact)
 
 
 @pytest.mark.parametrize("loss, shift, alpha, l1_ratio", [("logistic", 0.0, 1e-4, 0.0),

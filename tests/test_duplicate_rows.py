@@ -88,8 +88,12 @@ def test_a_hash_collision_is_split_by_the_contents():
     try:
         sdca._rows.row_hashes = lambda *args: np.zeros(args[3], dtype=np.uint64)
         assert found_groups(problem) == brute_groups(X, y)
+        rows, labels = sdca.identical_rows(problem.X)   # (every row's hash the same)
     finally:
         sdca._rows.row_hashes = real
+    # No group of one (a row that only shared its hash), the labels 0 .. G-1.
+    assert np.array_equal(np.unique(labels), np.arange(3))
+    assert sorted(np.bincount(labels).tolist()) == [2, 3, 4]
 
 
 @pytest.mark.parametrize("dense", [False, True])
@@ -120,6 +124,10 @@ def test_the_identical_rows_are_found_once_per_x_for_sdca_and_the_gram_floor(den
         assert not auto._equal_rows(problem.X, np.array([0, 3, 8, 1, 2]))
         assert auto._equal_rows(problem.X, np.array([1, 22, 2, 31]))
     assert calls == [1]
+    import pickle
+    again = pickle.loads(pickle.dumps(problem.X, protocol=2))   # (protocols < 5: writeable)
+    rows, labels = sdca.identical_rows(again)
+    assert not rows.flags.writeable and not labels.flags.writeable and calls == [1]
 
 
 def dual_objective(problem, duals):

@@ -549,9 +549,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     # With a free intercept the margin duals break sum_i c_i duals_i = 0: the caller projects
     # and passes them itself (fastdual._problem), so the kernel does not build its own.
     cdef bint margin_alternative = pure_l1 and not free_bias
-    cdef double[::1] margin_duals = np.zeros(n_samples if margin_alternative else 1)
-    cdef double[::1] v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
-    cdef double[::1] v_error = np.zeros(n_features + 1 if exact_v else 1)
+    cdef double[::1] margin_duals, v_margin, v_error
     cdef double[::1] margins = np.zeros(n_samples if pure_l1 else 1)
     cdef double[::1] values = np.zeros(n_samples if pure_l1 else 1)
     cdef double loss_sum = 0.0, conj_sum = 0.0, fy_sum = 0.0
@@ -562,11 +560,20 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
     cdef Py_ssize_t penalised = n_features if free_bias else n_features + 1
     cdef double[::1] workspace
     cdef double* packed
+    if w.shape[0] != n_features + 1 or v_out.shape[0] != n_features + 1:
+        raise ValueError(f"w and v_out must have n_features + 1 = {n_features + 1} entries, "
+                         f"got {w.shape[0]} and {v_out.shape[0]}")
+    if duals.shape[0] < n_samples or y.shape[0] < n_samples or sample_weight.shape[0] < n_samples:
+        raise ValueError(f"y, sample_weight and duals need n_samples = {n_samples} entries")
     if exact_v and _use_packed and ptr != NULL and not pure_l1:
         # Sparse rows, v summed exactly: w, v and v's rounding side by side (block_sums'
         # layout), one cache line per stored entry instead of three (the pass costs 1.3-2x less
-        # on wide rows); the same numbers as the pass below. (Summed plainly, the three vectors'
-        # pass is as fast and needs no workspace.)
+        # on wide rows); the same numbers as the pass below, but that each product's rounding
+        # is taken by a fused multiply-add where the processor has one (block_sums' choice)
+        # instead of Dekker's split: the same error, except where the product underflows
+        # (below 2^-969) or the split overflows (a coefficient beyond 2^996: NaN by the split),
+        # which only v_out's last bits can show. (Summed plainly, the three vectors' pass is as
+        # fast and needs no workspace.)
         workspace = np.empty(PACKED * (n_features + 1) + 8)
         packed = &workspace[0]
         packed += (-(<size_t> packed) % 64) // 8
@@ -580,6 +587,9 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                                   &g_conj)
         return (loss_sum / n_samples + 0.5 * l2 * sq_norm + l1 * l1_norm,
                 conj_sum / n_samples - l2 * g_conj, fy_sum / n_samples + penalty_gap)
+    v_error = np.zeros(n_features + 1 if exact_v else 1)
+    margin_duals = np.zeros(n_samples if margin_alternative else 1)
+    v_margin = np.zeros(n_features + 1 if margin_alternative else 1)
     if not pure_l1:
         with nogil:
             v_out[:] = 0.0

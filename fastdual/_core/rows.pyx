@@ -305,6 +305,9 @@ def column_moment_groups(const floating[::1] data, const int[::1] indices,
     cdef Py_ssize_t i, j, start, end, group
     cdef double m
     cdef bint infinite = False
+    if bins < 1 or scale.shape[0] < n_rows:
+        raise ValueError(f"column_moment_groups: bins must be at least 1 (got {bins}) and scale "
+                         f"have n_rows = {n_rows} entries (got {scale.shape[0]})")
     with nogil:
         for i in range(n_rows):
             if scale[i] != 0.0:
