@@ -565,7 +565,8 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
                          f"got {w.shape[0]} and {v_out.shape[0]}")
     if duals.shape[0] < n_samples or y.shape[0] < n_samples or sample_weight.shape[0] < n_samples:
         raise ValueError(f"y, sample_weight and duals need n_samples = {n_samples} entries")
-    if exact_v and _use_packed and ptr != NULL and not pure_l1:
+    if (exact_v and _use_packed and ptr != NULL and not pure_l1
+            and ptr[n_samples] - ptr[0] >= n_features):
         # Sparse rows, v summed exactly: w, v and v's rounding side by side (block_sums'
         # layout), one cache line per stored entry instead of three (the pass costs 1.3-2x less
         # on wide rows); the same numbers as the pass below, but that each product's rounding
@@ -573,7 +574,10 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
         # instead of Dekker's split: the same error, except where the product underflows
         # (below 2^-969) or the split overflows (a coefficient beyond 2^996: NaN by the split),
         # which only v_out's last bits can show. (Summed plainly, the three vectors' pass is as
-        # fast and needs no workspace.)
+        # fast and needs no workspace.) Only where the rows store at least one entry per
+        # feature: on rows far wider than their entries the pass is the sweeps over the
+        # features, which packing does not shorten, and its workspace of four d-vectors would
+        # double the peak of very wide data (tests/test_memory.py).
         workspace = np.empty(PACKED * (n_features + 1) + 8)
         packed = &workspace[0]
         packed += (-(<size_t> packed) % 64) // 8
