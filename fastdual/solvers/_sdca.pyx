@@ -155,6 +155,77 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
     return max_up, max_down, (n_active if with_replacement else n_steps)
 
 
+def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
+                           const int[::1] indptr, Py_ssize_t n_samples, Py_ssize_t n_features,
+                           double bias, const double[::1] y, const double[::1] sample_weight,
+                           const double[::1] sq_norms, double[::1] duals, double[::1] v,
+                           const double[::1] m, const double[::1] p, double u_q_u, double l2,
+                           Py_ssize_t[::1] order, cnp.uint64_t[::1] rng_state):
+    """One epoch of exact coordinate steps on the squared loss's dual with LIBLINEAR's intercept
+    (bias != 0, l1 = 0, w = v), each taken along e_i - gamma_i u, the direction that is
+    Q-conjugate to u (u_j = 1 where c_j > 0; Q the Hessian of -D), from a point first made
+    optimal along u (docs/solvers/sdca.md, "The intercept's direction"). The intercept feature
+    couples every pair of duals through a rank-one term of Q; plain steps excite it and take
+    several times the epochs. m = v(u) (n_features + 1), p_i = x_i . m + bias m[n_features],
+    u_q_u = u'Qu = (1/n) sum_j c_j + l2 ||m||^2. The shift along u is carried as one scalar:
+    duals = a + s u, v = v_a + s m, margins x_i . v_a + s p_i; folded in at the end. Updates
+    duals, v, order and rng_state in place."""
+    cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
+    cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
+    cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
+    cdef double* v_ptr = &v[0]
+    cdef double inv_n = 1.0 / n_samples, inv_l2n = 1.0 / (l2 * n_samples)
+    cdef double slope = 0.0, shift, c, z, g, q_ii, q_u, curvature, step, scale
+    cdef Py_ssize_t t, i, j, start, end
+    cdef RandomState rs
+    if not u_q_u > 0.0:
+        raise ValueError("deflated_squared_epoch: u'Qu must be positive")
+    rs.s0 = rng_state[0]
+    rs.s1 = rng_state[1]
+    rs.s2 = rng_state[2]
+    rs.s3 = rng_state[3]
+    with nogil:
+        # The exact step along u: slope u'grad(-D) = (1/n) sum_j c_j (a_j - y_j) + l2 m . v.
+        for j in range(n_samples):
+            if sample_weight[j] != 0.0:
+                slope += sample_weight[j] * (duals[j] - y[j])
+        slope *= inv_n
+        for j in range(n_features + 1):
+            slope += l2 * m[j] * v_ptr[j]
+        shift = -slope / u_q_u
+        rng_shuffle(&rs, &order[0], n_samples)
+        for t in range(n_samples):
+            i = order[t]
+            if t + PREFETCH_NEAR < n_samples:
+                prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+            c = sample_weight[i]
+            if c == 0.0:
+                continue
+            row_range(ptr, i, n_features, &start, &end)
+            z = row_dot(x, ind, start, end, v_ptr) + bias * v_ptr[n_features] + shift * p[i]
+            g = c * inv_n * (duals[i] + shift - y[i] + z)
+            q_ii = c * inv_n * (1.0 + c * sq_norms[i] * inv_l2n)
+            q_u = c * inv_n * (1.0 + p[i])
+            curvature = q_ii - q_u * q_u / u_q_u
+            if not curvature > 1e-12 * q_ii:
+                continue        # (the row is u's direction itself: nothing left to step)
+            step = -g / curvature
+            duals[i] += step
+            shift -= step * q_u / u_q_u
+            scale = c * step * inv_l2n
+            row_axpy(x, ind, start, end, scale, v_ptr)
+            v_ptr[n_features] += scale * bias
+        for j in range(n_samples):
+            if sample_weight[j] != 0.0:
+                duals[j] += shift
+        for j in range(n_features + 1):
+            v_ptr[j] += shift * m[j]
+    rng_state[0] = rs.s0
+    rng_state[1] = rs.s1
+    rng_state[2] = rs.s2
+    rng_state[3] = rs.s3
+
+
 def group_steps(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                 Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
                 const double[::1] y, const double[::1] sample_weight,

@@ -346,6 +346,19 @@ class SDCA:
                                     and self.intercept is None and self.acceleration is None
                                     and self.weighted_sq_norm_max / (self.working_l2 * n)
                                     >= GROUP_MIN_Q)
+        # The squared loss with LIBLINEAR's intercept: every step along e_i - gamma_i u,
+        # conjugate to the intercept's direction u (_sdca.deflated_squared_epoch;
+        # docs/solvers/sdca.md, "The intercept's direction").
+        self.deflation = None
+        if (problem.loss_name == "squared" and problem.bias != 0.0 and self.l1 == 0.0
+                and not self.continuation and self.intercept is None and not self.averaging
+                and options["acceleration"] is False and not self.with_replacement):
+            u = (problem.sample_weight > 0.0).astype(np.float64)
+            m = problem.dual_vector(u, l2=self.working_l2)
+            p = problem.X.matvec(m[:d]) + problem.bias * m[d]
+            u_q_u = float(np.sum(problem.sample_weight)) / n + self.working_l2 * float(m @ m)
+            if u_q_u > 0.0:
+                self.deflation = (m, p, u_q_u)
 
     def use_threads(self, n_jobs):
         """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
@@ -485,6 +498,12 @@ class SDCA:
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
         problem = self.problem
+        if self.deflation is not None and self.n_active == problem.n_samples:
+            _sdca.deflated_squared_epoch(
+                data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
+                problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v,
+                *self.deflation, self.working_l2, self.order, self.rng_state)
+            return 0.0, 0.0, problem.n_samples
         return _sdca.sdca_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
