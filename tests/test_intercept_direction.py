@@ -43,9 +43,10 @@ def test_the_deflated_steps_reach_the_ridge_optimum_with_a_penalised_intercept(s
     expected = ridge_with_intercept_column(X.astype(np.float64), y, 1e-3, weights, 1.7)
     model = fastdual.train(X, y, loss="squared", alpha=1e-3, sample_weight=weights,
                            intercept_scaling=1.7, solver="sdca", tol=1e-12, max_epochs=500)
-    assert model.converged_
+    assert model.converged_ and model.gap_ <= 1e-12 * model.primal_
+    # P is alpha-strongly convex: ||w - w*||^2 <= 2 gap / alpha, the certificate's own bound
     got = np.r_[model.coef_.ravel(), model.intercept_ / 1.7]
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    assert np.linalg.norm(got - expected) <= np.sqrt(2.0 * model.gap_ / 1e-3) + 1e-9
 
 
 def driver(X, y, alpha, bias=1.0, weights=None):
@@ -70,7 +71,7 @@ def test_a_deflated_epoch_ends_optimal_along_u_and_never_lowers_the_dual():
     weights = np.random.default_rng(4).uniform(0.5, 1.5, 200)
     weights[5] = 0.0
     problem, sdca = driver(X, y, 1e-4, bias=1.3, weights=weights)
-    assert sdca.deflation is not None
+    assert sdca.deflates
     u = (problem.sample_weight > 0).astype(float)
     dual = -np.inf
     for _ in range(4):
@@ -103,8 +104,56 @@ def test_the_intercepts_direction_saves_the_epochs_it_costs_plain_steps(monkeypa
 
     def plain(self, *args, **kwargs):
         real(self, *args, **kwargs)
-        self.deflation = None
+        self.deflates = False
 
     monkeypatch.setattr(sdca.SDCA, "__init__", plain)
     coupled = epochs(True)
     assert deflated <= without + 1 and coupled >= 3 * deflated
+
+
+@pytest.mark.parametrize("weights", [[1.0, 1.0], [0.7, 1.9], [1.3, 0.0]])
+def test_one_epoch_solves_two_rows_exactly(weights):
+    # Two rows: u's direction and one conjugate direction span the duals, so the step along u
+    # and the conjugate steps solve the dual exactly in one epoch (a gap of 0 to rounding);
+    # with one weight 0 the other row is u's direction itself, which the step along u solves,
+    # and the dual of weight 0 never moves from its start.
+    X = sp.csr_matrix(np.array([[0.6, 0.0, 0.8], [0.0, 1.0, 0.3]]))
+    y = np.array([0.4, -1.2])
+    problem, sdca = driver(X, y, 0.05, bias=0.9, weights=np.array(weights))
+    assert sdca.deflates
+    sdca.duals[:] = [0.0, 0.0] if weights[1] > 0 else [0.0, 0.37]
+    sdca.v[:] = problem.dual_vector(sdca.duals)
+    sdca.epoch()
+    primal, dual, gap = problem.certificate(sdca.v, sdca.duals)
+    assert gap <= 1e-13 * max(abs(primal), 1e-300)
+    if weights[1] == 0.0:
+        assert sdca.duals[1] == 0.37
+
+
+def test_the_conjugate_steps_are_taken_where_they_apply_only():
+    X, y = scattered(50, 300, 8, seed=7)
+    plain = dict(loss="squared", alpha=1e-3, C=None, l1_ratio=0.0, intercept_scaling=1.0,
+                 sample_weight=None, loss_params={})
+    cases = [({}, True, True), ({}, False, False), ({"sdca_option": "IV"}, True, False),
+             ({"sampling": "uniform"}, True, False), ({"output": "average"}, True, False),
+             ({"acceleration": np.False_}, True, True)]
+    for given, fit_intercept, expected in cases:
+        problem = build_problem(X, y, fit_intercept=fit_intercept, **plain)
+        driver_ = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], given), 0)
+        assert driver_.deflates == expected, (given, fit_intercept)
+    problem = build_problem(X, y, fit_intercept=True, **dict(plain, l1_ratio=0.5))
+    assert not SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0).deflates
+    problem = build_problem(X, np.sign(y), fit_intercept=True, **dict(plain, loss="logistic"))
+    assert not SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0).deflates
+
+
+def test_a_warm_start_goes_on_to_the_same_optimum():
+    X, y = scattered(300, 2000, 12, seed=8)
+    first = fastdual.train(X, y, loss="squared", alpha=1e-4, solver="sdca", max_epochs=1,
+                           tol=0.0)
+    model = fastdual.train(X, y, loss="squared", alpha=1e-4, solver="sdca", tol=1e-12,
+                           warm_start=first)
+    assert model.converged_ and model.n_epochs_ > 1
+    expected = ridge_with_intercept_column(X, y, 1e-4, np.ones(300), 1.0)
+    got = np.r_[model.coef_.ravel(), model.intercept_]
+    assert np.linalg.norm(got - expected) <= np.sqrt(2.0 * model.gap_ / 1e-4) + 1e-9

@@ -348,17 +348,24 @@ class SDCA:
                                     >= GROUP_MIN_Q)
         # The squared loss with LIBLINEAR's intercept: every step along e_i - gamma_i u,
         # conjugate to the intercept's direction u (_sdca.deflated_squared_epoch;
-        # docs/solvers/sdca.md, "The intercept's direction").
+        # docs/solvers/sdca.md, "The intercept's direction"), exact steps (Option I), the
+        # sequential kernel's permutations; m = v(u) and p = X~ m at its first epoch.
+        self.deflates = (problem.loss_name == "squared" and problem.bias != 0.0
+                         and self.l1 == 0.0 and not self.continuation and self.intercept is None
+                         and not self.averaging and self.acceleration is None
+                         and self.option == OPTION_CODES["I"] and not self.with_replacement)
         self.deflation = None
-        if (problem.loss_name == "squared" and problem.bias != 0.0 and self.l1 == 0.0
-                and not self.continuation and self.intercept is None and not self.averaging
-                and options["acceleration"] is False and not self.with_replacement):
+
+    def _deflation(self):
+        """(m, p, u'Qu) of the conjugate steps, computed once (two passes over the rows)."""
+        if self.deflation is None:
+            problem, n, d = self.problem, self.problem.n_samples, self.problem.n_features
             u = (problem.sample_weight > 0.0).astype(np.float64)
             m = problem.dual_vector(u, l2=self.working_l2)
             p = problem.X.matvec(m[:d]) + problem.bias * m[d]
             u_q_u = float(np.sum(problem.sample_weight)) / n + self.working_l2 * float(m @ m)
-            if u_q_u > 0.0:
-                self.deflation = (m, p, u_q_u)
+            self.deflation = (m, p, u_q_u)
+        return self.deflation
 
     def use_threads(self, n_jobs):
         """Run the epochs on n_jobs threads (asynchronous parallel dual coordinate ascent,
@@ -498,7 +505,7 @@ class SDCA:
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
         problem = self.problem
-        if self.deflation is not None and self.n_active == problem.n_samples:
+        if self.deflates and self.n_active == problem.n_samples and self._deflation()[2] > 0.0:
             _sdca.deflated_squared_epoch(
                 data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
                 problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v,
