@@ -178,3 +178,15 @@ WEIGHT_EQUIVALENCE = {
         "stops at a 1e-4 relative duality gap: same objective, not the same solution to 1e-7 "
         "(scikit-learn marks this check for LinearSVC and LogisticRegression too)",
 }
+
+
+def scattered_rows(n, d, per_row, seed):
+    """n unit rows of per_row Gaussian values at features drawn at random among d."""
+    rng = np.random.default_rng(seed)
+    indices = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
+    X = sp.csr_matrix((rng.standard_normal(n * per_row), indices,
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
+    X.sum_duplicates()
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)))))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    return X, y

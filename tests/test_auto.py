@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 import fastdual
-from conftest import problem_for
+from conftest import problem_for, scattered_rows
 from fastdual._problem import build_problem
 from fastdual.solvers import auto, takes_warm_start
 from fastdual.solvers.switching import Handover
@@ -211,18 +211,6 @@ def normalised_gram_lowest(X, bias):
     rows = rows[np.linalg.norm(rows, axis=1) > 0]
     rows /= np.linalg.norm(rows, axis=1)[:, None]
     return np.linalg.eigvalsh(rows @ rows.T)[0]
-
-
-def scattered_rows(n, d, per_row, seed):
-    """n unit rows of per_row Gaussian values at features drawn at random among d."""
-    rng = np.random.default_rng(seed)
-    indices = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
-    X = sp.csr_matrix((rng.standard_normal(n * per_row), indices,
-                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
-    X.sum_duplicates()
-    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)))))
-    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    return X, y
 
 
 @pytest.mark.parametrize("sparse", [False, True])

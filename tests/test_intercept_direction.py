@@ -9,18 +9,15 @@ import pytest
 import scipy.sparse as sp
 
 import fastdual
+from conftest import scattered_rows
 from fastdual._problem import build_problem
 from fastdual.solvers import SOLVERS, solver_options
 
 
 def scattered(n, d, per_row, seed, dtype=np.float64):
-    rng = np.random.default_rng(seed)
-    indices = np.sort(rng.choice(d, size=(n, per_row)), axis=1).ravel()
-    X = sp.csr_matrix((rng.standard_normal(n * per_row), indices,
-                       np.arange(0, n * per_row + 1, per_row)), shape=(n, d))
-    X.sum_duplicates()
-    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)))))
-    return X.astype(dtype), rng.standard_normal(n) + 0.7
+    """conftest's unit rows, with regression targets."""
+    X, _ = scattered_rows(n, d, per_row, seed)
+    return X.astype(dtype), np.random.default_rng(seed + 1000).standard_normal(n) + 0.7
 
 
 def ridge_with_intercept_column(X, y, alpha, weights, b):
