@@ -196,6 +196,8 @@ def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
         rng_shuffle(&rs, &order[0], n_samples)
         for t in range(n_samples):
             i = order[t]
+            if t + PREFETCH_FAR < n_samples and ptr != NULL:     # (as sdca_epoch)
+                prefetch(ptr + order[t + PREFETCH_FAR])
             if t + PREFETCH_NEAR < n_samples:
                 prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
             c = sample_weight[i]
