@@ -1,5 +1,5 @@
 """SDCA's steps conjugate to the intercept's direction (the squared loss with LIBLINEAR's
-intercept; _sdca.deflated_squared_epoch, docs/solvers/sdca.md "The intercept's direction"):
+intercept; _sdca_intercept.deflated_squared_epoch, docs/solvers/sdca.md "The intercept's direction"):
 the optimum of the closed-form ridge with a penalised intercept column, the exact-step
 invariants, and the epochs the direction saves on nearly orthogonal rows."""
 import warnings

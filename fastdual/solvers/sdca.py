@@ -14,7 +14,7 @@ from fastdual._core import rows as _rows
 from fastdual._core.losses import new_step_state
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
-from fastdual.solvers import _sdca, _sdca_parallel
+from fastdual.solvers import _sdca, _sdca_intercept, _sdca_parallel
 from fastdual.solvers.common import Option, helper_can_shrink, soft_threshold
 
 OPTION_CODES = {"I": 1, "IV": 4}
@@ -347,7 +347,7 @@ class SDCA:
                                     and self.weighted_sq_norm_max / (self.working_l2 * n)
                                     >= GROUP_MIN_Q)
         # The squared loss with LIBLINEAR's intercept: every step along e_i - gamma_i u,
-        # conjugate to the intercept's direction u (_sdca.deflated_squared_epoch;
+        # conjugate to the intercept's direction u (_sdca_intercept.deflated_squared_epoch;
         # docs/solvers/sdca.md, "The intercept's direction"), exact steps (Option I), the
         # sequential kernel's permutations; m = v(u) and p = X~ m at its first epoch.
         self.deflates = (problem.loss_name == "squared" and problem.bias != 0.0
@@ -357,14 +357,24 @@ class SDCA:
         self.deflation = None
 
     def _deflation(self):
-        """(m, p, u'Qu) of the conjugate steps, computed once (two passes over the rows)."""
+        """The conjugate steps' constants, computed once (two passes over the rows): m = v(u),
+        p = X~ m, per sample gamma_i = (Qu)_i / u'Qu and 1 / (Q_ii - (Qu)_i^2 / u'Qu) (0 where
+        that curvature is not above 1e-12 Q_ii: the row is u's direction), and u'Qu."""
         if self.deflation is None:
             problem, n, d = self.problem, self.problem.n_samples, self.problem.n_features
-            u = (problem.sample_weight > 0.0).astype(np.float64)
+            c = problem.sample_weight
+            u = (c > 0.0).astype(np.float64)
             m = problem.dual_vector(u, l2=self.working_l2)
             p = problem.X.matvec(m[:d]) + problem.bias * m[d]
-            u_q_u = float(np.sum(problem.sample_weight)) / n + self.working_l2 * float(m @ m)
-            self.deflation = (m, p, u_q_u)
+            u_q_u = float(np.sum(c)) / n + self.working_l2 * float(m @ m)
+            q_ii = c / n * (1.0 + c * self.sq_norms / (self.working_l2 * n))
+            q_u = c / n * (1.0 + p)
+            gamma = q_u / u_q_u if u_q_u > 0.0 else np.zeros(n)
+            curvature = q_ii - q_u * gamma
+            with np.errstate(divide="ignore"):
+                inv_curvature = np.where(curvature > 1e-12 * q_ii, 1.0 / curvature, 0.0)
+            slots = _sdca_intercept.sample_slots(c, problem.y, p, gamma, inv_curvature)
+            self.deflation = (m, slots, u_q_u)
         return self.deflation
 
     def use_threads(self, n_jobs):
@@ -505,11 +515,11 @@ class SDCA:
 
     def _sequential_epoch(self, data, indices, indptr, q_max):
         problem = self.problem
-        if self.deflates and self.n_active == problem.n_samples and self._deflation()[2] > 0.0:
-            _sdca.deflated_squared_epoch(
+        if self.deflates and self.n_active == problem.n_samples and self._deflation()[-1] > 0.0:
+            _sdca_intercept.deflated_squared_epoch(
                 data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
-                problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v,
-                *self.deflation, self.working_l2, self.order, self.rng_state)
+                self.duals, self.v, *self.deflation, self.working_l2, self.order,
+                self.rng_state)
             return 0.0, 0.0, problem.n_samples
         return _sdca.sdca_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
