@@ -45,9 +45,8 @@ def test_a_stalling_first_method_hands_over_and_the_run_converges(monkeypatch):
 
     monkeypatch.setattr(Newton, "known_gap", recorded)
     X, y = text_like(200, 2000, 20, 3.0, seed=0)
-    # (Without an intercept. With LIBLINEAR's, SDCA's steps along the intercept's direction
-    # hand Newton another start, from which its known gaps fall slowly enough to pass the
-    # stall test, about 2x per doubling of its passes, and the run ends at max_epochs: a
+    # (Without an intercept. With LIBLINEAR's, Newton's known gaps fall slowly from any of
+    # SDCA's starts, and whether and when the stall test switches depends on that start: a
     # slow method is not a stalled one by this test; docs/solvers/auto.md, "The stall
     # switch".)
     objective = dict(loss="squared", C=10.0)
