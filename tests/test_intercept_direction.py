@@ -140,6 +140,11 @@ def test_the_conjugate_steps_are_taken_where_they_apply_only():
         assert driver_.deflates == expected, (given, fit_intercept)
     problem = build_problem(X, y, fit_intercept=True, **dict(plain, l1_ratio=0.5))
     assert not SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0).deflates
+    # acceleration planned (R^2 / n far above alpha): its own subproblems, plain steps
+    problem = build_problem(X, y, fit_intercept=True, **dict(plain, alpha=1e-7))
+    accelerated = SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"],
+                                                          {"acceleration": True}), 0)
+    assert accelerated.acceleration is not None and not accelerated.deflates
     problem = build_problem(X, np.sign(y), fit_intercept=True, **dict(plain, loss="logistic"))
     assert not SOLVERS["sdca"](problem, solver_options(SOLVERS["sdca"], {}), 0).deflates
 
