@@ -30,3 +30,9 @@ cdef extern from *:
     """
     void* fd_work_alloc(size_t nbytes) noexcept nogil
     void fd_work_free(void* p, size_t nbytes) noexcept nogil
+
+
+cdef inline double* cache_aligned(double* start) noexcept nogil:
+    """The first 64-byte boundary (a cache line's) at or after start, an 8-byte aligned array of
+    doubles: a caller allocates 8 doubles more than it uses."""
+    return start + (-(<size_t> start) % 64) // 8

@@ -37,6 +37,7 @@ import numpy as np
 from cython cimport floating
 from libc.math cimport fabs
 
+from fastdual._core.alloc cimport cache_aligned
 from fastdual._core.losses cimport Loss
 from fastdual._core.multiclass cimport VectorLoss
 from fastdual._core.rows cimport (row_range, row_dot, row_axpy, row_axpy_exact, split,
@@ -480,16 +481,14 @@ def block_sums(const floating[::1] data, const int[::1] indices, const int[::1] 
                          f"entries, got {workspace.shape[0]}")
     # Each feature's four numbers in one 32-byte slot, the slots on 64-byte boundaries (one
     # cache line each): the first 64-byte boundary in the workspace (8-byte aligned arrays).
-    cdef double* packed = &workspace[0]
-    packed += (-(<size_t> packed) % 64) // 8
+    cdef double* packed = cache_aligned(&workspace[0])
     cdef double[::1] margins_out = margins if with_margins else np.zeros(1)
     cdef double[::1] margin_duals_out = margin_duals if with_margins else margins_out
     with nogil:
-        for j in range(m):
-            packed[PACKED * j] = w[j]
-            packed[PACKED * j + 1] = 0.0
-            packed[PACKED * j + 2] = 0.0
-            packed[PACKED * j + 3] = 0.0
+        _pack(&w[0], m, packed)
+        if with_margins:
+            for j in range(m):
+                packed[PACKED * j + 3] = 0.0
         _packed_pass(x, ind, ptr, n_rows, n_features, bias, y, sample_weight, duals, loss,
                      0.0 if free_bias else bias, packed, &loss_sum, &conj_sum, &fy_sum,
                      with_margins, margins_out, margin_duals_out)
@@ -579,8 +578,7 @@ def primal_dual(const floating[::1] data, const int[::1] indices, const int[::1]
         # features, which packing does not shorten, and its workspace of four d-vectors would
         # double the peak of very wide data (tests/test_memory.py).
         workspace = np.empty(PACKED * (n_features + 1) + 8)
-        packed = &workspace[0]
-        packed += (-(<size_t> packed) % 64) // 8
+        packed = cache_aligned(&workspace[0])
         with nogil:
             _pack(&w[0], n_features + 1, packed)
             _packed_pass(x, ind, ptr, n_samples, n_features, bias, y, sample_weight, duals,

@@ -7,6 +7,7 @@ import numpy as np
 cimport numpy as cnp
 from cython cimport floating
 
+from fastdual._core.alloc cimport cache_aligned
 from fastdual._core.rng cimport RandomState, rng_shuffle
 from fastdual._core.rows cimport prefetch, prefetch_row, row_range, row_dot, row_axpy
 
@@ -31,7 +32,7 @@ def sample_slots(const double[::1] sample_weight, const double[::1] y, const dou
     cdef Py_ssize_t n = sample_weight.shape[0], i
     slots = np.zeros((n + 1) * SLOT)
     cdef double[::1] view = slots
-    cdef double* s = _aligned(&view[0])
+    cdef double* s = cache_aligned(&view[0])
     for i in range(n):
         s[SLOT * i + 1] = sample_weight[i]
         s[SLOT * i + 2] = y[i]
@@ -39,11 +40,6 @@ def sample_slots(const double[::1] sample_weight, const double[::1] y, const dou
         s[SLOT * i + 4] = gamma[i]
         s[SLOT * i + 5] = inv_curvature[i]
     return slots
-
-
-cdef inline double* _aligned(double* start) noexcept nogil:
-    """The first 64-byte boundary from start (8-byte aligned arrays)."""
-    return start + (-(<size_t> start) % 64) // 8
 
 
 def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
@@ -79,7 +75,7 @@ def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
             or m.shape[0] != n_features + 1 or v.shape[0] != n_features + 1):
         raise ValueError("deflated_squared_epoch: slots need (n_samples + 1) * 8 entries, "
                          "duals n_samples, m and v n_features + 1")
-    s = _aligned(&slots[0])
+    s = cache_aligned(&slots[0])
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
     rs.s2 = rng_state[2]
