@@ -10,9 +10,13 @@
 from cython cimport floating
 
 cdef extern from *:
+    # The empty volatile asm gives the prefetch a side effect the compiler must keep: without it,
+    # GCC 12 found prefetch_row free of side effects where it did not inline it early, and
+    # removed the calls (every row prefetch of _sdca_intercept's kernels was missing).
     """
     #if defined(__GNUC__) || defined(__clang__)
-    #define FASTDUAL_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 3)
+    #define FASTDUAL_PREFETCH(p) \
+        do { __builtin_prefetch((const void*)(p), 0, 3); __asm__ __volatile__(""); } while (0)
     #else
     #define FASTDUAL_PREFETCH(p) ((void)0)
     #endif
