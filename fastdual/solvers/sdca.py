@@ -11,7 +11,7 @@ parallel kernel of _sdca_parallel.pyx (PASSCoDe, Atomic or Wild; docs/solvers/sd
 import numpy as np
 
 from fastdual._core import rows as _rows
-from fastdual._core.losses import new_step_state
+from fastdual._core.losses import BoxQuadratic, new_step_state
 from fastdual._core.sampling import alias_table
 from fastdual.losses import losses_with
 from fastdual.solvers import _sdca, _sdca_intercept, _sdca_parallel
@@ -58,6 +58,12 @@ MERGE_EVERY = 512
 # entries of v the rows touch in its cache, and two threads turn those hits into transfers
 # between the cores.
 PARALLEL_MIN_NNZ = 3_000_000
+# The box conjugate steps (_sdca_intercept.deflated_box_epoch) update their free set, m = v(u)
+# and u' grad f from one epoch to the next, and rebuild them from the duals this often (bounding
+# the rounding the updates accumulate) and after any other change of the duals.
+BOX_REFRESH_EPOCHS = 16
+# Whether the box-quadratic losses take those steps where they apply (a switch for comparisons).
+BOX_CONJUGATE_STEPS = True
 # Duplicated rows with different targets (conflicting_groups, stiff_groups): looked for at the
 # first check from epoch GROUP_SEARCH_EPOCH on; a group is stepped as a block if its stiffness
 # reaches GROUP_MIN_Q. A group's step costs about GROUP_COST / 10 steps of the epoch (0.75 us
@@ -355,6 +361,16 @@ class SDCA:
                          and not self.averaging and self.acceleration is None
                          and self.option == OPTION_CODES["I"] and not self.with_replacement)
         self.deflation = None
+        # The box-quadratic losses with LIBLINEAR's intercept: conjugate steps on the free duals
+        # (_sdca_intercept.deflated_box_epoch; docs/solvers/sdca.md, "... on a box").
+        self.deflates_box = (isinstance(problem.loss, BoxQuadratic) and problem.bias != 0.0
+                             and self.l1 == 0.0 and not self.continuation
+                             and self.intercept is None and not self.averaging
+                             and self.acceleration is None and not self.weighted
+                             and self.option == OPTION_CODES["I"] and not self.with_replacement
+                             and BOX_CONJUGATE_STEPS)
+        self.box_work = None
+        self.box_refresh = 0
 
     def _deflation(self):
         """The conjugate steps' constants, computed once (two passes over the rows): m = v(u),
@@ -498,6 +514,7 @@ class SDCA:
                 MERGE_EVERY, self.step_state)
             # Atomic: v = v(duals) up to rounding, as after a sequential epoch.
             self.drifting = self.drifting or not self.atomic
+            self.box_refresh = 0     # (the box steps' free set is rebuilt from these duals)
         else:
             max_up, max_down, self.n_active = self._sequential_epoch(data, indices, indptr,
                                                                      q_max)
@@ -508,6 +525,7 @@ class SDCA:
                                         self.v, problem.loss, self.working_l2,
                                         *self.blocks.groups, self.run_weight)
             self.blocks.gain += gain
+            self.box_refresh = 0     # duals moved outside the conjugate steps' bookkeeping
         self._after_kernel(max_up, max_down)
 
     def _thresholds(self):
@@ -521,6 +539,19 @@ class SDCA:
                 self.duals, self.v, *self.deflation, self.working_l2, self.order,
                 self.rng_state)
             return 0.0, 0.0, problem.n_samples
+        if self.deflates_box:
+            if self.box_work is None:
+                n, d = problem.n_samples, problem.n_features
+                self.box_work = (np.zeros(d + 1), np.zeros(4), np.zeros(n, dtype=np.intp),
+                                 np.zeros(n, dtype=np.intp), np.zeros(n, dtype=np.uint8),
+                                 np.zeros(d + 1, dtype=np.intp), np.zeros(d + 1, dtype=np.uint8))
+            refresh = self.box_refresh == 0
+            self.box_refresh = (self.box_refresh + 1) % BOX_REFRESH_EPOCHS
+            return _sdca_intercept.deflated_box_epoch(
+                data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
+                problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v,
+                problem.loss, self.working_l2, self.order, self.rng_state, self.n_active,
+                *self._thresholds(), *self.box_work, refresh)
         return _sdca.sdca_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, self.sq_norms, self.duals, self.v, self.w,
