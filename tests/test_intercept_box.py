@@ -140,7 +140,7 @@ def test_the_kept_free_set_and_m_match_a_fresh_build(loss):
     n, d = problem.n_samples, problem.n_features
     for epoch in range(12):
         sdca.epoch()
-        m, state, members, _, flag, support, in_support = sdca.box_work
+        m, state, members, _, flag, support, in_support, _ = sdca.box_work
         n_free = int(state[1])
         listed = np.sort(members[:n_free])
         np.testing.assert_array_equal(listed, np.flatnonzero(flag))
@@ -234,11 +234,11 @@ def test_the_kernel_refuses_workspaces_of_the_wrong_size():
     X, y = classification(30, 20, 4, seed=1)
     problem, sdca = driver(X, y, "hinge")
     sdca.epoch()
-    m, state, members, candidates, flag, support, in_support = sdca.box_work
+    m, state, members, candidates, flag, support, in_support, carry = sdca.box_work
     data, indices, indptr = problem.X.kernel_args
     with pytest.raises(ValueError, match="n_features \\+ 1"):
         _sdca_intercept.deflated_box_epoch(
             data, indices, indptr, problem.n_samples, problem.n_features, problem.bias,
             problem.y, problem.sample_weight, sdca.sq_norms, sdca.duals, sdca.v, problem.loss,
             problem.l2, sdca.order, sdca.rng_state, problem.n_samples, np.inf, np.inf,
-            m[:-1], state, members, candidates, flag, support, in_support, True)
+            m[:-1], state, members, candidates, flag, support, in_support, carry, True)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import fastdual
-from fastdual.solvers import auto, switching
+from fastdual.solvers import auto, sdca as sdca_module, switching
 from test_auto_switch import certify, model_problem, text_like
 
 
@@ -67,12 +67,14 @@ def test_the_plan_corrects_with_newton_only_on_rows_of_very_different_lengths(ra
                    for stage in auto.plan(problem, {}, fastdual.SOLVERS))
 
 
-def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
+def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text, monkeypatch):
     X, y = raw_text
     objective = dict(loss="squared_hinge", C=1.0)
     # (whether SDCA stalls here, and whether the correction pays, depends on its visiting
     # order: with random_state=7 it stalls and the correction pays; with most orders it is
-    # undone, the next test's path)
+    # undone, the next test's path. With LIBLINEAR's intercept, SDCA's steps conjugate to the
+    # free duals' shift remove the stall (the test below): plain steps here.)
+    monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", False)
     model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=7, **objective)
     assert model.converged_ and model.solver == "sdca"
     assert [(s["from"], s["to"]) for s in model.switches_] == [("sdca", "newton"),
@@ -97,6 +99,19 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text):
                                random_state=2, **objective)
     assert reference.dual_ <= model.primal_ <= reference.primal_ + model.gap_
     assert model.dual_ <= reference.primal_
+
+
+def test_the_box_steps_remove_the_stall_the_correction_is_for(raw_text, monkeypatch):
+    # The problem above with SDCA's default steps (conjugate to the free duals' shift): no
+    # stall, no switch, and fewer epochs than the plain steps take with their correction.
+    X, y = raw_text
+    objective = dict(loss="squared_hinge", C=1.0, tol=1e-6, max_epochs=3000, random_state=7)
+    model = fastdual.train(X, y, **objective)
+    assert model.converged_ and model.solver == "sdca" and model.switches_ == []
+    monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", False)
+    plain = fastdual.train(X, y, **objective)
+    assert plain.converged_ and len(plain.switches_) > 0
+    assert model.n_epochs_ < plain.n_epochs_
 
 
 def test_a_correction_that_does_not_pay_is_undone():

@@ -137,6 +137,8 @@ cdef enum:
 # classes, 3 seeds): epochs to 1e-4 summed 2636 with every strictly free dual a member, 1896 at
 # 0.05, 2069 at 0.2; 3714 with plain steps.
 cdef double FREE_MARGIN = 0.05
+# See fold_each in deflated_box_epoch.
+cdef Py_ssize_t FOLD_BUDGET = 4
 
 
 cdef inline void dot_two(const floating* x, const int* ind, Py_ssize_t start, Py_ssize_t end,
@@ -188,7 +190,8 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
                        Py_ssize_t n_active, double shrink_up, double shrink_down,
                        double[::1] m, double[::1] state, Py_ssize_t[::1] members,
                        Py_ssize_t[::1] candidates, cnp.uint8_t[::1] member_flag,
-                       Py_ssize_t[::1] support, cnp.uint8_t[::1] in_support, bint refresh):
+                       Py_ssize_t[::1] support, cnp.uint8_t[::1] in_support,
+                       double[::1] carry, bint refresh):
     """One epoch of exact coordinate steps on the dual of a box-quadratic loss (-phi*(-a) =
     beta - gamma/2 beta^2, beta = a y in [0, upper]: hinge, smooth hinge, squared hinge) with
     LIBLINEAR's intercept (bias != 0, l1 = 0, w = v), the free duals' steps conjugate to the
@@ -231,6 +234,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
     cdef double s_lo = -INFINITY, s_hi = INFINITY
     cdef double t_c, t_p, t_lo, t_hi, b_lo, b_hi, g_c, gain_c, gain_p, step, moved
     cdef double max_up = 0.0, max_down = 0.0
+    cdef double old, new, delta, part, error
     cdef double gamma = loss.gamma, upper = loss.upper
     cdef bint member
     cdef RandomState rs
@@ -239,12 +243,13 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
     if (m.shape[0] != d + 1 or v.shape[0] != d + 1 or state.shape[0] < 4
             or member_flag.shape[0] != n_samples or members.shape[0] != n_samples
             or candidates.shape[0] != n_samples or support.shape[0] != d + 1
+            or carry.shape[0] != n_samples
             or in_support.shape[0] != d + 1
             or duals.shape[0] != n_samples or order.shape[0] != n_samples
             or not 0 <= n_active <= n_samples):
         raise ValueError("deflated_box_epoch: m, v, support and in_support need n_features + 1 "
-                         "entries, state 4, members, candidates, member_flag, duals and order "
-                         "n_samples")
+                         "entries, state 4, members, candidates, member_flag, carry, duals and "
+                         "order n_samples")
     weight = state[BOX_WEIGHT]
     rs.s0 = rng_state[0]
     rs.s1 = rng_state[1]
@@ -257,6 +262,13 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
         # every feature) and the members' weight.
         scan_all = refresh or n_support == 0
         if scan_all:
+            # the carries out of v (a refresh follows changes of the duals made elsewhere)
+            for j in range(n_samples):
+                if carry[j] != 0.0:
+                    row_range(ptr, j, d, &start, &end)
+                    row_axpy(x, ind, start, end, -sample_weight[j] * carry[j] * inv_l2n, v_ptr)
+                    v_ptr[d] -= sample_weight[j] * carry[j] * inv_l2n * bias
+                    carry[j] = 0.0
             for k in range(n_free):
                 flag[members[k]] = 0
             for k in range(n_support):
@@ -331,11 +343,11 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
             shift = s_lo if shift < s_lo else (s_hi if shift > s_hi else shift)
             slope += shift * u_q_u
         # v = v_a + s m is kept as v + v_shift m, v holding all but v_shift of the shift's
-        # part. Where m's support costs at most a quarter of X's stored entries per member,
-        # each change of s goes into v at once (v_shift stays 0): the margins of the samples
-        # on their bound are then exact without x_i . m.
-        fold_each = n_support * n_free <= (
-            (ptr[n_samples] if ptr != NULL else n_samples * d) // 4)
+        # part. Where the features are few (n_features + 1 per member at most FOLD_BUDGET per
+        # sample: a9a, ijcnn1), each change of s goes into v at once (v_shift stays 0): the
+        # margins of the samples on their bound are then exact without x_i . m. (A rule of the
+        # shapes alone: CSR and dense rows of the same matrix take the same steps.)
+        fold_each = (d + 1) * n_free <= FOLD_BUDGET * n_samples
         if fold_each:
             for k in range(n_support):
                 v_ptr[sup[k]] += shift * m_ptr[sup[k]]
@@ -435,7 +447,6 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
             if member and moved != 0.0:    # (a member is inside its box: never shrunk)
                 shrinks(loss, c, yi, z, a, moved, shrink_up, shrink_down, &max_up, &max_down)
             if gain_c > gain_p:
-                duals[i] += step
                 shift -= gi * step
                 if fold_each:
                     for k in range(n_support):
@@ -443,8 +454,16 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
                 else:
                     v_shift -= gi * step
             else:
-                duals[i] = a + step - shift if member else a + step
                 slope += cw * r * step
+            # the stored dual (a member's without the shift) moves by step; v by what it
+            # actually moved, less what v already holds of it (carry)
+            old = duals[i]
+            new = old + step
+            if not member:
+                new = lo if new < lo else (hi if new > hi else new)
+            duals[i] = new
+            delta = (new - old) - carry[i]
+            carry[i] = 0.0
             if member:
                 if lo - duals[i] > s_lo:
                     s_lo = lo - duals[i]
@@ -453,15 +472,22 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
             elif is_free(duals[i], yi, upper):
                 candidates[n_candidates] = i
                 n_candidates += 1
-            scale = c * step * inv_l2n
+            scale = c * delta * inv_l2n
             row_axpy(x, ind, start, end, scale, v_ptr)
             v_ptr[d] += scale * bias
-        # the shift folded in: the members' duals (in their box despite rounding) and v
+        # The shift folded into the members' duals (in their box despite rounding) and v. v
+        # moves by the shift exactly (m), a stored dual by its rounding of it: the difference
+        # is kept, exactly (TwoSum), as the sample's carry, which its next step takes out of v.
         if shift != 0.0:
             for k in range(n_free):
                 j = members[k]
-                a = (duals[j] + shift) * y[j]
+                old = duals[j]
+                new = old + shift
+                part = new - old
+                error = (old - (new - part)) + (shift - part)
+                a = new * y[j]
                 duals[j] = y[j] * (0.0 if a < 0.0 else (upper if a > upper else a))
+                carry[j] += (new - duals[j]) + error
         if v_shift != 0.0:
             for k in range(n_support):
                 v_ptr[sup[k]] += v_shift * m_ptr[sup[k]]

@@ -455,9 +455,16 @@ class SDCA:
         d = self.problem.n_features
         exact = self.problem.dual_vector(self.duals, l2=self.working_l2, feasible=True)
         self.v[:d] = exact[:d]
+        self._box_v_taken_over()
         if self.l1 > 0.0:
             self.w[:] = soft_threshold(self.v, self.l1 / self.working_l2)
         self.drifting = False
+
+    def _box_v_taken_over(self):
+        """v = v(duals) anew: the box steps' carries (what v held beyond the stored duals) are
+        gone with the old v."""
+        if self.box_work is not None:
+            self.box_work[-1][:] = 0.0
 
     def start_from(self, w):
         """A warm start's coefficients: with a free intercept its weight is the first centre
@@ -544,7 +551,8 @@ class SDCA:
                 n, d = problem.n_samples, problem.n_features
                 self.box_work = (np.zeros(d + 1), np.zeros(4), np.zeros(n, dtype=np.intp),
                                  np.zeros(n, dtype=np.intp), np.zeros(n, dtype=np.uint8),
-                                 np.zeros(d + 1, dtype=np.intp), np.zeros(d + 1, dtype=np.uint8))
+                                 np.zeros(d + 1, dtype=np.intp), np.zeros(d + 1, dtype=np.uint8),
+                                 np.zeros(n))
             refresh = self.box_refresh == 0
             self.box_refresh = (self.box_refresh + 1) % BOX_REFRESH_EPOCHS
             return _sdca_intercept.deflated_box_epoch(
@@ -630,6 +638,7 @@ class SDCA:
         if self.certified_v is not None:   # v(duals) as the certificate summed it: no drift
             self.v, self.certified_v = self.certified_v, None
             self.epochs_since_resync = 0
+            self._box_v_taken_over()
             if self.l1 == 0.0:
                 self.w = self.v
             else:
