@@ -309,7 +309,8 @@ def test_an_optimal_linear_svc_is_certified_by_refined_duals(C):
     margin get 0 or 1); the default refinement raises the dual bound to near the primal."""
     from sklearn.svm import LinearSVC
     X, y = standardized_breast_cancer()
-    clf = LinearSVC(loss="hinge", C=C, tol=1e-8, max_iter=1_000_000, dual=True).fit(X, y)
+    clf = LinearSVC(loss="hinge", C=C, tol=1e-8, max_iter=1_000_000, dual=True,
+                    random_state=0).fit(X, y)
     coef, intercept = clf.coef_.ravel(), float(clf.intercept_[0])
     margins_only = fastdual.duality_gap(X, y, coef, intercept, loss="hinge", C=C, refine_epochs=0)
     cert = fastdual.duality_gap(X, y, coef, intercept, loss="hinge", C=C)

@@ -18,6 +18,12 @@ from fastdual.solvers import SOLVERS, _sdca_intercept, sdca as sdca_module, solv
 BOX_LOSSES = ["hinge", "smooth_hinge", "squared_hinge"]
 
 
+@pytest.fixture(autouse=True)
+def box_steps(monkeypatch):
+    """The steps are off by default (sdca.BOX_CONJUGATE_STEPS): on for these tests."""
+    monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", True)
+
+
 def classification(n, d, per_row, seed, dtype=np.float64, scale=1.0):
     X, _ = scattered_rows(n, d, per_row, seed)
     rng = np.random.default_rng(seed + 100)

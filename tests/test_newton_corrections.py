@@ -72,8 +72,8 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text, mon
     objective = dict(loss="squared_hinge", C=1.0)
     # (whether SDCA stalls here, and whether the correction pays, depends on its visiting
     # order: with random_state=7 it stalls and the correction pays; with most orders it is
-    # undone, the next test's path. With LIBLINEAR's intercept, SDCA's steps conjugate to the
-    # free duals' shift remove the stall (the test below): plain steps here.)
+    # undone, the next test's path. SDCA's steps conjugate to the free duals' shift, off by
+    # default, remove the stall: the test below.)
     monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", False)
     model = fastdual.train(X, y, tol=1e-6, max_epochs=3000, random_state=7, **objective)
     assert model.converged_ and model.solver == "sdca"
@@ -102,10 +102,12 @@ def test_a_correction_that_pays_restarts_sdca_from_newtons_margins(raw_text, mon
 
 
 def test_the_box_steps_remove_the_stall_the_correction_is_for(raw_text, monkeypatch):
-    # The problem above with SDCA's default steps (conjugate to the free duals' shift): no
-    # stall, no switch, and fewer epochs than the plain steps take with their correction.
+    # The problem above with SDCA's steps conjugate to the free duals' shift (with LIBLINEAR's
+    # intercept; off by default): no stall, no switch, and fewer epochs than the plain steps
+    # take with their correction.
     X, y = raw_text
     objective = dict(loss="squared_hinge", C=1.0, tol=1e-6, max_epochs=3000, random_state=7)
+    monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", True)
     model = fastdual.train(X, y, **objective)
     assert model.converged_ and model.solver == "sdca" and model.switches_ == []
     monkeypatch.setattr(sdca_module, "BOX_CONJUGATE_STEPS", False)

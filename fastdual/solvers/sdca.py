@@ -62,8 +62,10 @@ PARALLEL_MIN_NNZ = 3_000_000
 # and u' grad f from one epoch to the next, and rebuild them from the duals this often (bounding
 # the rounding the updates accumulate) and after any other change of the duals.
 BOX_REFRESH_EPOCHS = 16
-# Whether the box-quadratic losses take those steps where they apply (a switch for comparisons).
-BOX_CONJUGATE_STEPS = True
+# Whether the box-quadratic losses take those steps where they apply. Off: they take half the
+# epochs or fewer on intercept-coupled hinge problems, but an epoch costs 1.1-1.5 times a plain
+# one, and over the LIBSVM sets the wall time was not lower (docs/benchmarks.md G2e'''').
+BOX_CONJUGATE_STEPS = False
 # Duplicated rows with different targets (conflicting_groups, stiff_groups): looked for at the
 # first check from epoch GROUP_SEARCH_EPOCH on; a group is stepped as a block if its stiffness
 # reaches GROUP_MIN_Q. A group's step costs about GROUP_COST / 10 steps of the epoch (0.75 us
