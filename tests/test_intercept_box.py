@@ -49,12 +49,7 @@ def box_dual(problem, duals):
         return -np.inf
     c, n = problem.sample_weight, problem.n_samples
     v = problem.dual_vector(duals)
-    return float(np.sum(c * (beta - loss.gamma / 2 * beta ** 2)) / n
-                 - problem_l2(problem) / 2 * v @ v)
-
-
-def problem_l2(problem):
-    return problem.l2
+    return float(np.sum(c * (beta - loss.gamma / 2 * beta ** 2)) / n - problem.l2 / 2 * v @ v)
 
 
 def scipy_box_qp(problem):

@@ -10,10 +10,12 @@ from cython cimport floating
 from libc.math cimport INFINITY
 
 from fastdual._core.alloc cimport cache_aligned
-from fastdual._core.losses cimport BOX_QUADRATIC, Loss
+from fastdual._core.losses cimport (BOX_QUADRATIC, Loss, box_quadratic_slope,
+                                    box_quadratic_step)
 from fastdual.solvers._sdca_step cimport shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
-from fastdual._core.rows cimport prefetch, prefetch_row, row_range, row_dot, row_axpy
+from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
+                                  two_sum_add)
 
 cnp.import_array()
 
@@ -199,20 +201,24 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
     box").
 
     F (the members): the samples with c_j > 0 whose dual is inside its box by FREE_MARGIN at
-    the epoch's start; u_j = 1 on F, m = v(u). The epoch first steps the other active samples
-    as sdca_epoch does (plain exact steps, shrinking), in a random order; then it takes the
-    exact step along u, and steps the members in a random order. Their duals then move
-    together by a shift s, carried as one scalar (duals = a + s u, v = v_a + s m) and kept
-    within [s_lo, s_hi], where every member's dual stays in its box. A member's step is the
-    better (larger ascent) of two exact line maximisations, each clipped to where the duals
-    stay feasible: along e_i - gamma_i u (Q-conjugate to u, so u' grad f does not change) and
-    along e_i (the plain step; u' grad f then moves by t (Qu)_i, tracked). D never decreases.
+    the epoch's start; u_j = 1 on F, m = v(u). The members' duals move together by a shift s,
+    carried as one scalar (duals = a + s u, v = v_a + s m) and kept within [s_lo, s_hi], where
+    every member's dual stays in its box. The epoch takes the exact step along u within that
+    range, then visits the active samples in a random order. Each step is the better (larger
+    ascent) of two exact line maximisations, each clipped to where the duals stay feasible:
+    along e_i - gamma_i u (Q-conjugate to u, so u' grad f does not change) and along e_i (the
+    plain step; u' grad f then moves by t (Qu)_i, tracked). D never decreases. Non-members
+    shrink as in sdca_epoch; a non-member the plain step leaves on its bound stays there.
+    At the end s is folded into the members' duals and v; each fold's rounding is kept as the
+    sample's carry (what v holds beyond the stored dual), taken out of v at its next step.
 
-    Kept between epochs in the caller's arrays: m (n_features + 1), members (n_samples) with
-    member_flag (n_samples, 1 for members) and state (BOX_*). F changes by the members that left
-    their box's interior and the active samples that entered it, each paying one pass over its
+    Kept between epochs in the caller's arrays: m (n_features + 1) with its support list
+    (support, in_support), members and member_flag, candidates (the non-members whose step
+    ended inside the interior), carry (n_samples) and state (BOX_*). F changes by the members
+    that left the interior and the candidates that entered it, each paying one pass over its
     row; refresh (the first epoch, and after anything but this kernel changed the duals)
-    rebuilds them from the duals. Returns (max_up, max_down, n_active) as sdca_epoch."""
+    takes the carries out of v and rebuilds F and m from the duals. Returns (max_up, max_down,
+    n_active) as sdca_epoch."""
     cdef const int* ind = &indices[0] if indices.shape[0] > 0 else NULL
     cdef const int* ptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     cdef const floating* x = &data[0] if data.shape[0] > 0 else NULL
@@ -234,7 +240,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
     cdef double s_lo = -INFINITY, s_hi = INFINITY
     cdef double t_c, t_p, t_lo, t_hi, b_lo, b_hi, g_c, gain_c, gain_p, step, moved
     cdef double max_up = 0.0, max_down = 0.0
-    cdef double old, new, delta, part, error
+    cdef double old, new, delta, error
     cdef double gamma = loss.gamma, upper = loss.upper
     cdef bint member
     cdef RandomState rs
@@ -381,7 +387,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
                 # plain step would not move it; see below for the conjugate one): its margin
                 # through m is not needed.
                 beta = a * yi
-                push = 1.0 - yi * (z + bias * v_ptr[d]) - gamma * beta   # d/dbeta, s = 0
+                push = yi * box_quadratic_slope(yi, z + bias * v_ptr[d], a, gamma)  # d/dbeta
                 if ((beta <= 0.0 and push < 0.0) or (beta >= upper and push > 0.0)) and (
                         push * push > v_shift * v_shift * sq_norms[i] * m_norm):
                     if shrinks(loss, c, yi, z + bias * v_ptr[d], a, 0.0, shrink_up,
@@ -397,12 +403,11 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
             lo, hi = (0.0, upper) if yi > 0.0 else (-upper, 0.0)
             # in units of c / n: grad_i f = g, Q_ii = h, (Qu)_i = r
             cw = c * inv_n
-            g = gamma * a - yi + z
+            g = -box_quadratic_slope(yi, z, a, gamma)
             h = gamma + c * sq_norms[i] * inv_l2n
             r = gamma + p if member else p
-            # the plain step, clipped to the box
-            t_p = -g / h if h > 0.0 else (INFINITY if g < 0.0 else -INFINITY)
-            t_p = lo - a if a + t_p < lo else (hi - a if a + t_p > hi else t_p)
+            # the plain step (sdca_epoch's, clipped to the box)
+            t_p = box_quadratic_step(yi, z, a, h - gamma, gamma, upper) - a
             gain_p = -(g + 0.5 * h * t_p) * t_p
             # the conjugate step: a_i moves by e t, the shift by -gi t. A non-member the plain
             # step leaves on its bound stays there, as in sdca_epoch: a conjugate step would
@@ -481,10 +486,9 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
         if shift != 0.0:
             for k in range(n_free):
                 j = members[k]
-                old = duals[j]
-                new = old + shift
-                part = new - old
-                error = (old - (new - part)) + (shift - part)
+                new = duals[j]
+                error = 0.0
+                two_sum_add(&new, &error, shift)
                 a = new * y[j]
                 duals[j] = y[j] * (0.0 if a < 0.0 else (upper if a > upper else a))
                 carry[j] += (new - duals[j]) + error
