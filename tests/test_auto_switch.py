@@ -186,20 +186,16 @@ def golden_scale(problem, duals, v):
         return (float(c @ loss.dual_values(y, s * duals)) / n
                 - 0.5 * l2 * float(excess @ excess))
 
-    ratio = 0.5 * (np.sqrt(5.0) - 1.0)
-    lo, hi = 0.0, 1.0
-    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    fa, fb = value(a), value(b)
-    for _ in range(60):
-        if fa >= fb:
-            hi, b, fb = b, a, fa
-            a = hi - ratio * (hi - lo)
-            fa = value(a)
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + ratio * (hi - lo)
-            fb = value(b)
-    return max(((s, value(s)) for s in (1.0, 0.5 * (lo + hi), 0.0)), key=lambda t: t[1])
+    return sdca.golden_section_max(value)
+
+
+def test_the_golden_section_finds_a_concave_maximum_and_keeps_the_ends():
+    for peak in (0.0, 1e-3, 0.37, 0.999, 1.0):
+        s, value = sdca.golden_section_max(lambda t: -(t - peak) ** 2)
+        assert abs(s - peak) < 1e-9 and value == -(s - peak) ** 2
+    # a maximum beyond an end of [0, 1] is at that end, exactly
+    assert sdca.golden_section_max(lambda t: t)[0] == 1.0
+    assert sdca.golden_section_max(lambda t: -t)[0] == 0.0
 
 
 @settings(max_examples=30, deadline=None)

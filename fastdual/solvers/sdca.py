@@ -830,11 +830,18 @@ def best_dual_scale(problem, duals, v):
     def value(s):
         return float(c @ loss.dual_values(y, s * duals)) / n - 0.5 * l2 * penalty(s)
 
+    return golden_section_max(value)
+
+
+def golden_section_max(value, iterations=60):
+    """(s, value(s)) for the best of 1, 0 and the point a golden-section search for the
+    maximum of a concave value on [0, 1] ends at (its interval shrinks 0.618-fold an
+    iteration; one evaluation each)."""
     ratio = 0.5 * (np.sqrt(5.0) - 1.0)
     lo, hi = 0.0, 1.0
     a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
     fa, fb = value(a), value(b)
-    for _ in range(60):
+    for _ in range(iterations):
         if fa >= fb:
             hi, b, fb = b, a, fa
             a = hi - ratio * (hi - lo)
