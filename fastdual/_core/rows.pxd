@@ -24,6 +24,16 @@ cdef extern from *:
     void prefetch "FASTDUAL_PREFETCH"(const void* p) noexcept nogil
 
 
+cdef enum:
+    # How many steps ahead a kernel's visit prefetches (prefetch_ahead): the row pointers
+    # PREFETCH_FAR steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on SDCA's
+    # epochs of a9a, mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows
+    # of 14-20 nonzeros, no better on longer ones); prefetching the per-sample values (duals, y,
+    # weights, norms: arrays that stay in cache) or the ends of rows cost more than it saved.
+    PREFETCH_FAR = 16
+    PREFETCH_NEAR = 3
+
+
 cdef inline void row_range(const int* indptr, Py_ssize_t i, Py_ssize_t n_features,
                            Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:
     if indptr != NULL:
@@ -193,3 +203,29 @@ cdef inline void prefetch_row(const floating* data, const int* indices, const in
         while k < n_features:
             prefetch(data + start + k)
             k += 64 // sizeof(floating)
+
+
+cdef inline Py_ssize_t prefetch_ahead(const floating* data, const int* indices,
+                                     const int* indptr, const Py_ssize_t* visit, Py_ssize_t t,
+                                     Py_ssize_t n, Py_ssize_t n_features) noexcept nogil:
+    """The prefetches of step t of a visit of the rows visit[0:n]: the row pointer of the row
+    PREFETCH_FAR steps ahead, the start of the row PREFETCH_NEAR steps ahead (prefetch_row; its
+    pointer was asked for by an earlier step). Returns that row, for the caller's prefetches of
+    its own per-row values, or -1 within PREFETCH_NEAR steps of the end."""
+    if t + PREFETCH_FAR < n and indptr != NULL:
+        prefetch(indptr + visit[t + PREFETCH_FAR])
+    if t + PREFETCH_NEAR < n:
+        prefetch_row(data, indices, indptr, visit[t + PREFETCH_NEAR], n_features)
+        return visit[t + PREFETCH_NEAR]
+    return -1
+
+
+cdef inline void drop_active(Py_ssize_t* order, Py_ssize_t* t, Py_ssize_t* n_active,
+                             Py_ssize_t i) noexcept nogil:
+    """Shrinking's exchange: row i, the one just visited (order[t - 1]), leaves the active rows
+    order[0:n_active]; the last active row takes its place and is visited next (t steps
+    back)."""
+    n_active[0] -= 1
+    t[0] -= 1
+    order[t[0]] = order[n_active[0]]
+    order[n_active[0]] = i

@@ -40,7 +40,7 @@ from libc.math cimport sqrt, fabs, frexp, ldexp
 from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss
-from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
+from fastdual._core.rows cimport prefetch_ahead, row_range, soft_threshold
 
 cnp.import_array()
 
@@ -49,8 +49,6 @@ cdef enum:
     STEPS = 0          # t, the steps taken
     BLOCK_START = 1    # first tau of the current block of the prefix sums
     HIST_END = 2       # hist holds the sums over [BLOCK_START, HIST_END)
-    PREFETCH_FAR = 16
-    PREFETCH_NEAR = 3
 
 
 cdef struct Coef:
@@ -323,10 +321,7 @@ def rda_steps(const floating[::1] data, const int[::1] indices, const int[::1] i
     with nogil:
         for step in range(n_rows):
             i = rows[step]
-            if step + PREFETCH_FAR < n_rows and ptr != NULL:
-                prefetch(ptr + rows[step + PREFETCH_FAR])
-            if step + PREFETCH_NEAR < n_rows:
-                prefetch_row(x, ind, ptr, rows[step + PREFETCH_NEAR], n_features)
+            prefetch_ahead(x, ind, ptr, &rows[0], step, n_rows, n_features)
             t = ck[STEPS] + 1
             row_range(ptr, i, n_features, &start, &end)
             z = 0.0

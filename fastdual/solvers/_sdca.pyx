@@ -37,19 +37,12 @@ from libc.stdint cimport uint64_t
 from fastdual._core.losses cimport STEP_STATE_SIZE, Loss
 from fastdual.solvers._sdca_step cimport check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle
-from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
-                             row_soft_threshold, soft_threshold)
+from fastdual._core.rows cimport (drop_active, prefetch, prefetch_ahead, row_range, row_dot,
+                                  row_axpy, row_soft_threshold, soft_threshold)
 
 cnp.import_array()
 
 cdef enum:
-    # How many steps ahead the permutation's rows are prefetched: the row pointers PREFETCH_FAR
-    # steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on epochs of a9a,
-    # mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows of 14-20
-    # nonzeros, no better on longer ones); prefetching the per-sample values (duals, y, weights,
-    # norms: arrays that stay in cache) or the ends of rows cost more than it saved.
-    PREFETCH_FAR = 16
-    PREFETCH_NEAR = 3
     # group_steps: at most this many root-finding steps a group (each a loss call per run).
     MAX_ROOT_STEPS = 200
 
@@ -111,15 +104,9 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
                 i = rng_below(&rs, n_samples)
             else:
                 i = order[t]
-                if t + PREFETCH_FAR < n_steps:
-                    ahead = order[t + PREFETCH_FAR]
-                    if ptr != NULL:
-                        prefetch(ptr + ahead)
-                if t + PREFETCH_NEAR < n_steps:
-                    ahead = order[t + PREFETCH_NEAR]
-                    prefetch_row(x, ind, ptr, ahead, n_features)
-                    if state != NULL:
-                        prefetch(state + STEP_STATE_SIZE * ahead)
+                ahead = prefetch_ahead(x, ind, ptr, &order[0], t, n_steps, n_features)
+                if ahead >= 0 and state != NULL:
+                    prefetch(state + STEP_STATE_SIZE * ahead)
             t += 1
             c = sample_weight[i]
             if c == 0.0:
@@ -133,12 +120,7 @@ def sdca_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             delta = a_new - a_old
             if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                      &max_up, &max_down):
-                # Out of the active set: the last active sample takes this place and is
-                # visited next.
-                n_steps -= 1
-                t -= 1
-                order[t] = order[n_steps]
-                order[n_steps] = i
+                drop_active(&order[0], &t, &n_steps, i)     # out of the active set
             if delta == 0.0:
                 continue
             duals[i] = a_new

@@ -14,16 +14,10 @@ from fastdual._core.losses cimport (BOX_QUADRATIC, Loss, box_quadratic_slope,
                                     box_quadratic_step)
 from fastdual.solvers._sdca_step cimport shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
-from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, row_axpy,
-                                  two_sum_add)
+from fastdual._core.rows cimport (drop_active, prefetch, prefetch_ahead, row_range, row_dot,
+                                  row_axpy, two_sum_add)
 
 cnp.import_array()
-
-cdef enum:
-    # sdca_epoch's prefetch distances (_sdca.pyx): row pointers, then row contents, ahead
-    PREFETCH_FAR = 16
-    PREFETCH_NEAR = 3
-
 
 cdef enum:
     # A sample's numbers side by side, one 64-byte cache line each: its dual, weight, target,
@@ -73,7 +67,7 @@ def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
     cdef double slope = 0.0, shift, c, z, step, scale
     cdef double* s
     cdef double* slot
-    cdef Py_ssize_t t, i, j, start, end
+    cdef Py_ssize_t t, i, j, start, end, ahead
     cdef RandomState rs
     if not u_q_u > 0.0:
         raise ValueError("deflated_squared_epoch: u'Qu must be positive")
@@ -99,11 +93,9 @@ def deflated_squared_epoch(const floating[::1] data, const int[::1] indices,
         rng_shuffle(&rs, &order[0], n_samples)
         for t in range(n_samples):
             i = order[t]
-            if t + PREFETCH_FAR < n_samples and ptr != NULL:     # (as sdca_epoch)
-                prefetch(ptr + order[t + PREFETCH_FAR])
-            if t + PREFETCH_NEAR < n_samples:
-                prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
-                prefetch(s + SLOT * order[t + PREFETCH_NEAR])
+            ahead = prefetch_ahead(x, ind, ptr, &order[0], t, n_samples, n_features)
+            if ahead >= 0:
+                prefetch(s + SLOT * ahead)
             slot = s + SLOT * i
             c = slot[1]
             if c == 0.0 or slot[5] == 0.0:
@@ -365,10 +357,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
         t = 0
         while t < n_steps:
             i = order[t]
-            if t + PREFETCH_FAR < n_steps and ptr != NULL:
-                prefetch(ptr + order[t + PREFETCH_FAR])
-            if t + PREFETCH_NEAR < n_steps:
-                prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], d)
+            prefetch_ahead(x, ind, ptr, &order[0], t, n_steps, d)
             t += 1
             c = sample_weight[i]
             if c == 0.0:
@@ -392,10 +381,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
                         push * push > v_shift * v_shift * sq_norms[i] * m_norm):
                     if shrinks(loss, c, yi, z + bias * v_ptr[d], a, 0.0, shrink_up,
                                shrink_down, &max_up, &max_down):
-                        n_steps -= 1
-                        t -= 1
-                        order[t] = order[n_steps]
-                        order[n_steps] = i
+                        drop_active(&order[0], &t, &n_steps, i)
                     continue
                 p = row_dot(x, ind, start, end, m_ptr)
             p += bias * m_ptr[d]
@@ -443,10 +429,7 @@ def deflated_box_epoch(const floating[::1] data, const int[::1] indices, const i
                 step = moved = 0.0
             if not member and shrinks(loss, c, yi, z, a, moved, shrink_up, shrink_down,
                                       &max_up, &max_down):
-                n_steps -= 1
-                t -= 1
-                order[t] = order[n_steps]
-                order[n_steps] = i
+                drop_active(&order[0], &t, &n_steps, i)
             if step == 0.0:
                 continue
             if member and moved != 0.0:    # (a member is inside its box: never shrunk)

@@ -60,7 +60,8 @@ from cython.parallel cimport prange, threadid
 from fastdual._core.losses cimport STEP_STATE_SIZE, Loss
 from fastdual.solvers._sdca_step cimport check_step_state, dual_step, shrinks
 from fastdual._core.rng cimport RandomState, rng_shuffle
-from fastdual._core.rows cimport (prefetch, prefetch_row, row_range, row_dot, soft_threshold)
+from fastdual._core.rows cimport (drop_active, prefetch_ahead, row_range, row_dot,
+                                  soft_threshold)
 
 cnp.import_array()
 
@@ -84,11 +85,6 @@ cdef extern from *:
 
 # Whether this module was compiled with OpenMP (setup.py falls back to a build without it).
 OPENMP = bool(FASTDUAL_OPENMP)
-
-cdef enum:
-    PREFETCH_FAR = 16   # as _sdca.pyx (measured there)
-    PREFETCH_NEAR = 3
-
 
 cpdef Py_ssize_t replica_stride(Py_ssize_t n_hot) noexcept nogil:
     """Doubles per thread in the replicas' work space for n_hot hot entries: local v, pending
@@ -175,12 +171,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         hot_merge(hot, local_v, pending, local_w, elastic, kappa)   # fresh replicas
     while t < n_steps:
         i = order[t]
-        if t + PREFETCH_FAR < n_steps:
-            ahead = order[t + PREFETCH_FAR]
-            if ptr != NULL:
-                prefetch(ptr + ahead)
-        if t + PREFETCH_NEAR < n_steps:
-            prefetch_row(x, ind, ptr, order[t + PREFETCH_NEAR], n_features)
+        prefetch_ahead(x, ind, ptr, order, t, n_steps, n_features)
         t += 1
         c = sample_weight[i]
         if c == 0.0:
@@ -217,10 +208,7 @@ cdef void run_block(const floating* x, const int* ind, const int* ptr,
         delta = a_new - a_old
         if shrinking and shrinks(loss, c, y[i], z, a_old, delta, shrink_up, shrink_down,
                                  &max_up, &max_down):
-            n_steps -= 1
-            t -= 1
-            order[t] = order[n_steps]
-            order[n_steps] = i
+            drop_active(order, &t, &n_steps, i)
         if delta == 0.0:
             continue
         duals[i] = a_new

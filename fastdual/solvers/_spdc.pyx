@@ -37,17 +37,9 @@ from libc.stdint cimport int64_t
 
 from fastdual._core.losses cimport Loss, step_of
 from fastdual._core.rng cimport RandomState, rng_alias, rng_below, rng_shuffle, rng_uniform
-from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
+from fastdual._core.rows cimport prefetch_ahead, row_range, soft_threshold
 
 cnp.import_array()
-
-
-cdef enum:
-    # Rows are visited in random order: their pointers are prefetched PREFETCH_FAR picks ahead
-    # and their contents PREFETCH_NEAR picks ahead, as in the SDCA kernel (the epoch's picks are
-    # known in advance).
-    PREFETCH_FAR = 16
-    PREFETCH_NEAR = 3
 
 
 cdef struct Prox:
@@ -284,10 +276,7 @@ def spdc_epoch(const floating[::1] data, const int[::1] indices, const int[::1] 
             for r in range(m):
                 t = b * m + r
                 i = picks[t]
-                if t + PREFETCH_FAR < n_picks and ptr != NULL:
-                    prefetch(ptr + picks[t + PREFETCH_FAR])
-                if t + PREFETCH_NEAR < n_picks:
-                    prefetch_row(x, ind, ptr, picks[t + PREFETCH_NEAR], n_features)
+                prefetch_ahead(x, ind, ptr, &picks[0], t, n_picks, n_features)
                 dual_change[r] = 0.0
                 # Every coordinate of the row is brought to `now` here, also for a row of zero
                 # weight, so the primal pass needs no catch-up.

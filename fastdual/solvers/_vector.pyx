@@ -16,16 +16,11 @@ from cython cimport floating
 
 from fastdual._core.multiclass cimport VectorLoss, cs_margin_duals, cs_step_active
 from fastdual._core.rng cimport RandomState, rng_shuffle
-from fastdual._core.rows cimport prefetch, prefetch_row, row_range, soft_threshold
+from fastdual._core.rows cimport prefetch, prefetch_ahead, row_range, soft_threshold
 
 from libc.math cimport INFINITY, fabs
 
 cnp.import_array()
-
-cdef enum:
-    PREFETCH_FAR = 16
-    PREFETCH_NEAR = 3
-
 
 def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                  Py_ssize_t n_samples, Py_ssize_t n_features, double bias,
@@ -59,11 +54,8 @@ def vector_epoch(const floating[::1] data, const int[::1] indices, const int[::1
         t = 0
         while t < n:
             i = order[t]
-            if t + PREFETCH_FAR < n and ptr != NULL:
-                prefetch(ptr + order[t + PREFETCH_FAR])
-            if t + PREFETCH_NEAR < n:
-                j = order[t + PREFETCH_NEAR]
-                prefetch_row(x, ind, ptr, j, n_features)
+            j = prefetch_ahead(x, ind, ptr, &order[0], t, n, n_features)
+            if j >= 0:
                 # Its duals, which the step reads first (k doubles, 8 to a cache line).
                 for m in range(0, k, 8):
                     prefetch(&duals[j, m])
@@ -174,11 +166,8 @@ def crammer_singer_epoch(const floating[::1] data, const int[::1] indices, const
         t = 0
         while t < n:
             i = order[t]
-            if t + PREFETCH_FAR < n and ptr != NULL:
-                prefetch(ptr + order[t + PREFETCH_FAR])
-            if t + PREFETCH_NEAR < n:
-                j = order[t + PREFETCH_NEAR]
-                prefetch_row(x, ind, ptr, j, n_features)
+            j = prefetch_ahead(x, ind, ptr, &order[0], t, n, n_features)
+            if j >= 0:
                 if ptr != NULL:
                     # The rest of its row (prefetch_row asks for its first lines).
                     for kk in range(ptr[j] + 8, ptr[j + 1], 8):
