@@ -89,7 +89,19 @@ def certificates(model):
     return len(model.history_)
 
 
-@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+def test_the_hinges_classes_take_no_prior():
+    """The hinge's gap is neither monotone nor geometric (docs/math.md): every class is a pilot,
+    the binary problem bit for bit."""
+    X, y = text_like(seed=2)
+    kwargs = dict(loss="hinge", C=1.0, tol=1e-4, solver="sdca", random_state=3)
+    model = fastdual.train(X, y, multiclass="ovr", **kwargs)
+    for m, label in enumerate(model.classes_):
+        single = fastdual.train(X, np.where(y == label, 1.0, -1.0), **kwargs)
+        assert np.array_equal(model.coef_[m], single.coef_)
+        assert model.class_n_epochs_[m] == single.n_epochs_
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "smooth_hinge", "logistic"])
 def test_one_vs_rest_with_the_prior_certifies_every_class_with_fewer_checks(loss, monkeypatch):
     X, y = text_like()
     kwargs = dict(loss=loss, C=1.0, tol=1e-4, solver="sdca", random_state=3,
