@@ -29,6 +29,7 @@ the last one, or after Ctrl-C the one with the smallest certified relative gap; 
 import contextlib
 import math
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -59,7 +60,11 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
 
 
-_BLAS = None     # threadpoolctl's controller of the BLAS libraries loaded, made at first use
+# threadpoolctl's controller of the BLAS libraries loaded, and the number of Python modules
+# when it was made: a BLAS library comes with the extension module that loads it (scipy.linalg's
+# OpenBLAS after numpy's), so a new module count makes it anew (1.3 ms, not every call).
+_BLAS = None
+_BLAS_MODULES = -1
 
 
 @contextlib.contextmanager
@@ -68,10 +73,11 @@ def single_thread_blas():
     afterwards): the drivers' vector operations (Newton's and AGM's d-vectors) then give the
     same bits on every machine whatever its thread count, and a busy machine costs no more than
     its share. Parallel work is fastdual's own (n_jobs), never BLAS's."""
-    global _BLAS
-    if _BLAS is None:
+    global _BLAS, _BLAS_MODULES
+    if _BLAS is None or _BLAS_MODULES != len(sys.modules):
         from threadpoolctl import ThreadpoolController
         _BLAS = ThreadpoolController()
+        _BLAS_MODULES = len(sys.modules)
     with _BLAS.limit(limits=1, user_api="blas"):
         yield
 

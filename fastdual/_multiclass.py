@@ -192,10 +192,11 @@ PILOT_CLASSES = 4
 
 def class_prior(outcomes):
     """CheckSchedule's prior (rate, epochs) from the pilot classes' outcomes (model, Result,
-    driver): the fastest of their convergence rates and the epochs that class ran; None
-    where none has a rate (a pilot interrupted, or certified at its first check)."""
-    rates = [(_loop.convergence_rate(result.history), result.checkpoint.epoch)
-             for _, result, _ in outcomes if result is not None]
+    driver): the fastest of their convergence rates and the epochs that class ran (its last
+    check); None where none has a rate (a pilot interrupted, or certified at its first
+    check)."""
+    rates = [(_loop.convergence_rate(result.history), result.history[-1]["epoch"])
+             for _, result, _ in outcomes if result is not None and result.history]
     rates = [(rate, epochs) for rate, epochs in rates if rate is not None]
     return min(rates) if rates else None
 

@@ -1,6 +1,11 @@
 """Equivalences: sparse == dense, float32 ~ float64, weights == repeated rows, C <-> alpha,
 intercept == an explicit constant column, reproducibility, options reaching the same optimum,
 warm starts, save/load."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -474,3 +479,31 @@ def test_the_kernel_shrinks_each_bound_by_its_own_threshold(kernel):
         margins = p.y[shrunk] * (X[shrunk] @ vv[:d])
         outward = margins > 1.0 if bound == 0.0 else margins < 1.0
         assert outward.mean() > 0.9
+
+
+def test_a_blas_library_loaded_after_the_first_training_is_limited_too(tmp_path):
+    """single_thread_blas covers the BLAS libraries loaded since its first use (scipy.linalg's
+    OpenBLAS beside numpy's): in a fresh process, train, then load scipy.linalg, then train
+    under a limit of 2 and look at every BLAS library's threads during the epochs."""
+    pytest.importorskip("threadpoolctl")
+    code = textwrap.dedent("""
+        import json, numpy as np, threadpoolctl, fastdual
+        X = np.random.default_rng(0).standard_normal((200, 20))
+        y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        fastdual.train(X, y, loss="logistic", alpha=1e-3, solver="sdca")
+        import scipy.linalg
+        scipy.linalg.cho_factor(np.eye(3))
+        seen = []
+        with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+            fastdual.train(X, y, loss="logistic", alpha=1e-3, solver="newton", check_every=1,
+                           callback=lambda info: seen.append(sorted(
+                               {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                                if i["user_api"] == "blas"})) or True)
+        print(json.dumps(seen))
+        """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, OPENBLAS_NUM_THREADS="2",
+                                   OMP_NUM_THREADS="2"), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen and all(threads == [1] for threads in seen)
