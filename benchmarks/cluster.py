@@ -10,7 +10,9 @@ LogisticRegression(fit_intercept=False, C=1/(alpha n)) minimises), rows at unit 
 the generated 10^6 x 10^6 problem of benchmarks.scale (float64).
 
 Table 1: for each data set and number of workers K (a LocalCluster of K processes, one thread
-each; the data in K row chunks): seconds and rounds of fastdual.dask.train to a certified relative
+each; the data in K row chunks): seconds of fastdual.dask.train with its defaults (gather="auto":
+data of at most GATHER_BYTES fetched to this process and trained there, larger data in rounds),
+then seconds and rounds of its CoCoA+ rounds (gather=False) to a certified relative
 gap of 1e-4 (local_epochs "auto", 1 and 3 by default; median of 5, 1 for --big, after a warm-up
 run on the fresh workers; the data already in the workers' memory), with the round-trip of K
 trivial tasks on the same cluster (median of 20) and the fastdual.dask run's rounds times it
@@ -86,14 +88,14 @@ def round_trip(client, workers):
     return float(np.median(times[3:]))
 
 
-def timed_fastdual(Xd, yd, alpha, local_epochs, client):
+def timed_fastdual(Xd, yd, alpha, local_epochs, client, gather=False):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fastdual.ConvergenceWarning)
         model = fastdual.dask.train(Xd, yd, loss="logistic", alpha=alpha, fit_intercept=False,
                                     tol=TOL, max_epochs=2000 * (16 if local_epochs == "auto"
                                                                 else local_epochs),
-                                    local_epochs=local_epochs,
+                                    local_epochs=local_epochs, gather=gather,
                                     random_state=0, client=client)
     return time.perf_counter() - start, model
 
@@ -284,6 +286,17 @@ def main(argv=None):
                 print(f"{head} {workers} | round-trip of {workers} trivial tasks | "
                       f"{trip:.4f} | | | | |", flush=True)
                 Xd, yd = dask_arrays(X, y, workers, client)
+                # train's defaults: gather="auto" (small data fetched and trained here)
+                timed_fastdual(*dask_arrays(*warm, workers, client), args.alpha, "auto",
+                               client, gather=True)
+                runs = [timed_fastdual(Xd, yd, args.alpha, "auto", client, gather="auto")
+                        for _ in range(repeats)]
+                seconds, model = float(np.median([r[0] for r in runs])), runs[0][1]
+                how = (f"trained here ({model.solver})" if not model.rounds_
+                       else f"{len(model.rounds_)} rounds")
+                print(f"{head} {workers} | fastdual.dask, defaults: {how} | {seconds:.3f} | "
+                      f"{len(model.rounds_) or '-'} | gap {model.relative_gap_:.1e} | "
+                      f"{seconds / sdca:.1f}x | |", flush=True)
                 for epochs in local_epochs:
                     runs = [timed_fastdual(Xd, yd, args.alpha, epochs, client)
                             for _ in range(repeats)]

@@ -34,14 +34,16 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from fastdual import _fit
+from fastdual._api import train as _train_in_process
 from fastdual._core import gap as _gap
 from fastdual._core.losses import new_step_state
 from fastdual._defaults import DEFAULTS
 from fastdual._problem import class_multipliers, describe_objective, map_strength
-from fastdual._validation import (check_choice, check_int, check_matrix, check_positive,
-                                  check_seed, check_stream_weights, check_targets)
+from fastdual._validation import (check_choice, check_int, check_labels, check_matrix,
+                                  check_positive, check_seed, check_stream_weights, check_targets)
 from fastdual.losses import get_loss_spec, make_loss
 from fastdual.solvers import _sdca
 from fastdual.solvers.common import soft_threshold
@@ -60,6 +62,12 @@ MIX_STEPS = np.concatenate([[0.0], 4.0 ** -np.arange(7, -1, -1)])
 # pays where the latency is well above an epoch, not where the two are alike.
 LATENCY_MULTIPLE = 0.5
 MAX_AUTO_EPOCHS = 16
+# gather="auto": data of at most this many bytes on the cluster (X's stored values and indices,
+# y, the weights) are fetched to this process and trained by fastdual.train in one piece. A
+# solve on data this small costs less than a few of the cluster's rounds (news20, 15 MB: one
+# process 30-60 ms, the rounds 150-250 ms at K = 1 or 2 on one machine; fetched and trained
+# here about 100 ms; docs/benchmarks.md J).
+GATHER_BYTES = 32 * 2 ** 20
 # Seconds between a round's checks that the workers it waits for are still in the cluster.
 ACTOR_POLL_SECONDS = 0.5
 # The blocks kept by this process when it is a Dask worker: (training token, block index) -> Block.
@@ -533,6 +541,62 @@ def _check_arrays(X, y, sample_weight, da):
         raise ValueError(f"every chunk of X needs rows; chunk {X.chunks[0].index(0)} has none")
 
 
+def _refuse_pure_l1(l1_ratio):
+    if l1_ratio == 1.0:
+        raise ValueError("fastdual.dask.train needs an l2 term (l1_ratio < 1): CoCoA+'s local "
+                         "subproblems are those of a strongly convex penalty; train pure l1 "
+                         "with a small l2 part, e.g. l1_ratio=0.99")
+
+
+def _refuse_classes(loss, classes):
+    if classes.shape[0] != 2:
+        raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
+
+
+def _computed(client, X, y, sample_weight):
+    """Futures of X's, y's and the weights' chunks (in that order; computed on the workers)."""
+    arrays = [X, y] + ([sample_weight] if sample_weight is not None else [])
+    return [client.compute(list(array.to_delayed().ravel())) for array in arrays]
+
+
+def _stored_bytes(client, chunks):
+    """The bytes the computed chunks take on the workers (Dask's sizeof: a CSR block's values,
+    indices and row pointers), asked of the scheduler once they are there."""
+    from distributed import wait
+    futures = [future for array in chunks for future in array]
+    wait(futures)
+    for future in futures:
+        if future.status != "finished":
+            future.result()                  # (raises the chunk's error)
+    sizes = client.nbytes(keys=[future.key for future in futures], summary=False)
+    return sum(sizes.get(future.key, 0) for future in futures)
+
+
+def _train_here(client, chunks, n, *, loss, loss_params, alpha, C, l1_ratio, bias,
+                intercept_scaling, class_weight, tol, max_epochs, local_epochs, seed, verbose,
+                callback, on_interrupt):
+    """gather: the chunks fetched to this process, concatenated in order, and trained by
+    fastdual.train with the cluster's objective and refusals."""
+    parts = client.gather(chunks)
+    X = (sp.vstack(parts[0], format="csr") if sp.issparse(parts[0][0])
+         else np.concatenate([np.asarray(part) for part in parts[0]]))
+    y = np.concatenate([np.asarray(part) for part in parts[1]])
+    weights = np.concatenate([np.asarray(part) for part in parts[2]]) if len(parts) > 2 else None
+    _refuse_pure_l1(l1_ratio)
+    if get_loss_spec(loss).task == "binary":
+        _refuse_classes(loss, check_labels(y, n)[0])
+    if verbose:
+        print(f"fastdual.dask: {n} rows fetched to this process and trained here (gather)")
+    model = _train_in_process(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
+                              fit_intercept=bias != 0.0, intercept_scaling=intercept_scaling,
+                              regularize_intercept=True, sample_weight=weights, class_weight=class_weight, tol=tol,
+                              max_epochs=max_epochs, random_state=seed, verbose=verbose,
+                              callback=callback, on_interrupt=on_interrupt, **loss_params)
+    model.recoveries_ = 0
+    model.rounds_ = []
+    return model
+
+
 class BlockProblem:
     """The problem of data held in blocks, for the one training loop: what the loop and the
     model assembly ask of a problem (fastdual._problem.Problem's description, layout and
@@ -735,8 +799,7 @@ def _train_blocks(blocks, n, d, *, loss, loss_params, alpha, C, l1_ratio, bias,
     summaries = blocks.summaries
     if spec.task == "binary":
         classes = np.unique(np.concatenate([labels for labels, _, _ in summaries]))
-        if classes.shape[0] != 2:
-            raise ValueError(f"loss={loss!r} needs two classes in y, got {classes.shape[0]}")
+        _refuse_classes(loss, classes)
         counts, sums = np.zeros(2), np.zeros(2)
         for labels, count, total in summaries:
             where = np.searchsorted(classes, labels)
@@ -754,10 +817,7 @@ def _train_blocks(blocks, n, d, *, loss, loss_params, alpha, C, l1_ratio, bias,
     if not total_weight > 0:
         raise ValueError("sample_weight must have a positive sum (the weights are all zero)")
     alpha, l1_ratio = map_strength(alpha, C, l1_ratio, total_weight)
-    if l1_ratio == 1.0:
-        raise ValueError("fastdual.dask.train needs an l2 term (l1_ratio < 1): CoCoA+'s local "
-                         "subproblems are those of a strongly convex penalty; train pure l1 "
-                         "with a small l2 part, e.g. l1_ratio=0.99")
+    _refuse_pure_l1(l1_ratio)
     # The weights normalised to mean 1 over all blocks, as train normalises them.
     blocks.label((classes, per_class * (n / total_weight)))
     problem = BlockProblem(n, d, bias, classes, spec.task, loss, loss_params, alpha, l1_ratio,
@@ -810,7 +870,7 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
           class_weight=None, fit_intercept=True, intercept_scaling=1.0,
           regularize_intercept=DEFAULTS["regularize_intercept"], tol=DEFAULTS["tol"],
           max_epochs=DEFAULTS["max_epochs"], local_epochs="auto", random_state=None,
-          client=None,
+          client=None, gather="auto",
           verbose=0, callback=None, on_interrupt="raise", max_rounds=None, **loss_params):
     """Train on a Dask cluster by CoCoA+ and certify the model by the global duality gap.
 
@@ -826,15 +886,31 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     max_epochs budgets the passes of local work (a round is local_epochs passes). Returns a fastdual.Model with coef_, intercept_, the gathered
     dual_coef_ and the certificate primal_/dual_/gap_ of exactly them; n_epochs_ counts the
     passes behind it, history_ has one record per round, and so has rounds_ (the round's
-    local_epochs, mix step and seconds: wall, work, certify, local, latency)."""
+    local_epochs, mix step and seconds: wall, work, certify, local, latency).
+
+    gather: where small data are trained. "auto" (the default): when X's chunks, y's and the
+    weights' take at most GATHER_BYTES on the cluster (32 MiB, as the workers count them), they
+    are fetched to this process and trained by fastdual.train in one piece (its default solver;
+    the same model, bit for bit, as fastdual.train on the concatenated arrays; rounds_ is then
+    empty): a solve on data that small costs less than a few rounds. True: always so; False:
+    always CoCoA+ on the workers."""
     da, default_client = _require_dask()
     _check_arrays(X, y, sample_weight, da)
     run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
                      random_state, fit_intercept, intercept_scaling, regularize_intercept,
                      callback, on_interrupt)
+    if gather not in ("auto", True, False):
+        raise ValueError(f"gather must be 'auto', True or False, got {gather!r}")
     client = default_client() if client is None else client
+    # The chunks computed once (held while the blocks are built from the same keys).
+    chunks = None if gather is False else _computed(client, X, y, sample_weight)
+    if chunks is not None and (gather is True or _stored_bytes(client, chunks) <= GATHER_BYTES):
+        return _train_here(client, chunks, int(X.shape[0]), alpha=alpha, C=C,
+                           l1_ratio=l1_ratio, class_weight=class_weight, verbose=verbose,
+                           **run)
     blocks = DaskBlocks(client, X, y, sample_weight, run["loss"], run["loss_params"],
                         run["bias"])
+    del chunks
     try:
         return _train_blocks(blocks, int(X.shape[0]), int(X.shape[1]), alpha=alpha, C=C,
                              l1_ratio=l1_ratio, class_weight=class_weight, verbose=verbose,
