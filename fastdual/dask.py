@@ -20,6 +20,9 @@ duals of w by the step that maximises the dual (the margin mix, CoCoA._mix), and
 local_epochs="auto" runs as many local epochs as fit in half the round's measured latency.
 docs/math.md Sec. 4j; docs/cluster.md.
 
+Data of at most GATHER_BYTES on the workers (gather="auto") are fetched to the driver and trained
+by fastdual.train instead: the rounds cost more than the whole solve there.
+
 Every round commits the duals it certified to the driver; a worker lost in the middle of a round
 costs that round: the lost blocks are rebuilt from X's chunks with the committed duals and the
 round runs again (the same seed gives the same result). The model returned is always a committed
