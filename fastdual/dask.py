@@ -575,12 +575,33 @@ def _stored_bytes(client, chunks):
     return sum(sizes.get(future.key, 0) for future in futures)
 
 
+def _fetch_directly(client):
+    """Whether `gather` fetches the chunks from the workers themselves rather than through the
+    scheduler: as the client is set (Client(direct_to_workers=...), Dask's setting), else when
+    every worker is on this machine (a loopback or in-process address, e.g. a LocalCluster's),
+    where the connection can be made (news20's 14.7 MiB: 13-22 ms against 29-63 ms)."""
+    if client.direct_to_workers is not None:
+        return bool(client.direct_to_workers)
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import get_address_host
+
+    def local(address):
+        scheme, _ = parse_address(address)
+        if scheme == "inproc":
+            return True
+        host = get_address_host(address).strip("[]")
+        return host == "localhost" or host == "::1" or host.startswith("127.")
+
+    workers = client.scheduler_info().get("workers", {})
+    return bool(workers) and all(local(address) for address in workers)
+
+
 def _train_here(client, chunks, n, *, loss, loss_params, alpha, C, l1_ratio, bias,
                 intercept_scaling, class_weight, tol, max_epochs, local_epochs, seed, verbose,
                 callback, on_interrupt):
     """gather: the chunks fetched to this process, concatenated in order, and trained by
     fastdual.train with the cluster's objective and refusals."""
-    parts = client.gather(chunks)
+    parts = client.gather(chunks, direct=_fetch_directly(client))
     X = (sp.vstack(parts[0], format="csr") if sp.issparse(parts[0][0])
          else np.concatenate([np.asarray(part) for part in parts[0]]))
     y = np.concatenate([np.asarray(part) for part in parts[1]])

@@ -641,3 +641,25 @@ def test_gathered_training_refuses_what_the_cluster_refuses_and_has_the_loop(cli
                                 len(seen) < 3, **here)
     assert len(seen) == 3 and model.history_ == seen
     assert "fetched to this process" in capsys.readouterr().out
+
+
+class ClientOf:
+    """What _fetch_directly reads of a client: its setting and its workers' addresses."""
+
+    def __init__(self, direct, *addresses):
+        self.direct_to_workers = direct
+        self.addresses = addresses
+
+    def scheduler_info(self):
+        return {"workers": {address: {} for address in self.addresses}}
+
+
+def test_chunks_are_fetched_from_the_workers_directly_only_on_this_machine(client):
+    fetch = fastdual.dask._fetch_directly
+    assert fetch(client)                                  # (in-process workers)
+    assert fetch(ClientOf(None, "tcp://127.0.0.1:4001", "tcp://127.0.0.1:4002"))
+    assert fetch(ClientOf(None, "tcp://[::1]:4001", "tcp://localhost:4002"))
+    assert not fetch(ClientOf(None, "tcp://127.0.0.1:4001", "tcp://10.1.2.3:4002"))
+    assert not fetch(ClientOf(None))
+    assert not fetch(ClientOf(False, "tcp://127.0.0.1:4001"))    # the client's own setting
+    assert fetch(ClientOf(True, "tcp://10.1.2.3:4002"))
