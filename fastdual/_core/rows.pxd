@@ -28,8 +28,10 @@ cdef enum:
     # How many steps ahead a kernel's visit prefetches (prefetch_ahead): the row pointers
     # PREFETCH_FAR steps ahead, the row contents PREFETCH_NEAR steps ahead. Measured on SDCA's
     # epochs of a9a, mushrooms and news20: 3 rows ahead is enough (6 was 8-12 % slower on rows
-    # of 14-20 nonzeros, no better on longer ones); prefetching the per-sample values (duals, y,
-    # weights, norms: arrays that stay in cache) or the ends of rows cost more than it saved.
+    # of 14-20 nonzeros, no better on longer ones); the ends of rows cost more than they saved.
+    # The caller prefetches its own per-sample values of the row returned: they stayed in a
+    # 2 MiB L2 and it cost there, but with 512 KiB of L2 a core, arrays of 8 bytes a sample
+    # leave it from 16,000 samples on (docs/benchmarks.md C, "Per-sample values").
     PREFETCH_FAR = 16
     PREFETCH_NEAR = 3
 
