@@ -923,7 +923,9 @@ def train(X, y, *, loss=DEFAULTS["loss"], alpha=None, C=None, l1_ratio=0.0, samp
     run = _arguments(loss, loss_params, tol, max_epochs, max_rounds, local_epochs,
                      random_state, fit_intercept, intercept_scaling, regularize_intercept,
                      callback, on_interrupt)
-    if gather not in ("auto", True, False):
+    if isinstance(gather, (bool, np.bool_)):
+        gather = bool(gather)
+    elif not (isinstance(gather, str) and gather == "auto"):
         raise ValueError(f"gather must be 'auto', True or False, got {gather!r}")
     client = default_client() if client is None else client
     # The chunks computed once (held while the blocks are built from the same keys).

@@ -618,8 +618,9 @@ def test_gather_auto_decides_by_the_bytes_the_chunks_take(client, monkeypatch):
         monkeypatch.setattr(fastdual.dask, "GATHER_BYTES", limit)
         model = fastdual.dask.train(Xd, yd, **kwargs)
         assert (model.rounds_ == []) == here, (limit, size)
-    # gather=True and False whatever the size.
+    # gather=True and False whatever the size (numpy's booleans as Python's).
     assert fastdual.dask.train(Xd, yd, gather=True, **kwargs).rounds_ == []
+    assert fastdual.dask.train(Xd, yd, gather=np.True_, **kwargs).rounds_ == []
     monkeypatch.setattr(fastdual.dask, "GATHER_BYTES", 10 * size)
     assert fastdual.dask.train(Xd, yd, gather=False, **kwargs).solver == "cocoa+"
 
@@ -633,8 +634,9 @@ def test_gathered_training_refuses_what_the_cluster_refuses_and_has_the_loop(cli
     three = da.from_array(np.arange(60) % 3, chunks=20)
     with pytest.raises(ValueError, match="needs two classes in y, got 3"):
         fastdual.dask.train(Xd, three, loss="logistic", **here)
-    with pytest.raises(ValueError, match="gather must be 'auto', True or False"):
-        fastdual.dask.train(Xd, yd, loss="logistic", client=client, gather="yes")
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match="gather must be 'auto', True or False"):
+            fastdual.dask.train(Xd, yd, loss="logistic", client=client, gather=bad)
     seen = []
     model = fastdual.dask.train(Xd, yd, loss="hinge", alpha=1e-3, tol=1e-12, max_epochs=400,
                                 verbose=1, callback=lambda info: seen.append(info) or
