@@ -613,9 +613,10 @@ def _train_here(client, chunks, n, *, loss, loss_params, alpha, C, l1_ratio, bia
         print(f"fastdual.dask: {n} rows fetched to this process and trained here (gather)")
     model = _train_in_process(X, y, loss=loss, alpha=alpha, C=C, l1_ratio=l1_ratio,
                               fit_intercept=bias != 0.0, intercept_scaling=intercept_scaling,
-                              regularize_intercept=True, sample_weight=weights, class_weight=class_weight, tol=tol,
-                              max_epochs=max_epochs, random_state=seed, verbose=verbose,
-                              callback=callback, on_interrupt=on_interrupt, **loss_params)
+                              regularize_intercept=True, sample_weight=weights,
+                              class_weight=class_weight, tol=tol, max_epochs=max_epochs,
+                              random_state=seed, verbose=verbose, callback=callback,
+                              on_interrupt=on_interrupt, **loss_params)
     model.recoveries_ = 0
     model.rounds_ = []
     return model
