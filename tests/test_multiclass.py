@@ -579,3 +579,45 @@ def test_the_vector_gap_is_nonnegative_and_equals_primal_minus_dual(loss, strate
         assert np.isfinite(cert.dual) and cert.gap >= 0.0
         assert cert.gap == pytest.approx(cert.primal - cert.dual, rel=0,
                                          abs=1e-13 * max(1.0, abs(cert.primal)))
+
+
+@pytest.mark.parametrize("strategy", ["crammer_singer", "multinomial"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_vector_certificate_is_the_same_in_chunks_of_rows(monkeypatch, strategy, sparse):
+    """_core/gap.primal_dual_vector computes its margins and V chunk by chunk of rows: chunks of
+    one row and chunks that leave a short last one give the bits of one chunk, and P is the
+    NumPy objective."""
+    from fastdual._core import gap as _gap
+    X, y = multiclass_problem(n=83, d=6, k=4, seed=4, sparse=sparse)
+    labels = np.searchsorted(np.unique(y), y).astype(np.intp)
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((7, 4))
+    vector_loss = CrammerSinger() if strategy == "crammer_singer" else Multinomial()
+    Xd = X.toarray() if sparse else X
+    duals = vector_loss.margin_duals_of(np.ascontiguousarray(Xd @ W[:6] + W[6]) * 0.5, labels)
+    duals = np.ascontiguousarray(duals * rng.random(83)[:, None])
+    weights = rng.uniform(0.0, 2.0, 83)
+    weights[::9] = 0.0
+    Xs = sp.csr_matrix(X)
+    kernel = ((Xs.data, Xs.indices.astype(np.intc), Xs.indptr.astype(np.intc)) if sparse else
+              (np.ascontiguousarray(X).ravel(), np.empty(0, np.intc), np.empty(0, np.intc)))
+    alpha = 0.1
+
+    def certificate():
+        v = np.empty_like(W)
+        return _gap.primal_dual_vector(*kernel, 83, 6, 1.0, labels, weights, W, duals, alpha,
+                                       0.0, vector_loss, v), v
+
+    whole, v_whole = certificate()
+    for rows in (1, 10, 82):
+        monkeypatch.setattr(_gap, "MARGIN_CHUNK_BYTES", rows * 8 * 4)
+        chunked, v_chunked = certificate()
+        assert chunked == whole
+        np.testing.assert_array_equal(v_chunked, v_whole)
+    # P and V against NumPy
+    per_row = np.array([np_joint_objective(Xd[i:i + 1], labels[i:i + 1], W[:6].T, W[6],
+                                           strategy, 0.0) for i in range(83)])
+    primal = np.mean(weights * per_row) + 0.5 * alpha * np.sum(W ** 2)
+    assert whole[0] == pytest.approx(primal, rel=1e-12)
+    v_np = (Xd * (weights / (alpha * 83))[:, None]).T @ duals
+    np.testing.assert_allclose(v_whole[:6], v_np, rtol=1e-12, atol=1e-15)
