@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 import fastdual
 from conftest import BINARY_LOSSES, REGRESSION_LOSSES, np_objective, problem_for
-from fastdual import _fit
+from fastdual import _fit, _loop
 from fastdual._core.losses import new_step_state
 from fastdual._problem import build_problem
 from fastdual.solvers import _sdca, _sdca_parallel, sdca as sdca_module
@@ -236,25 +236,43 @@ def sdca_driver(problem, **options):
 
 
 @pytest.mark.parametrize("atomic", [True, False])
-def test_the_point_certified_has_v_of_its_duals(atomic):
+@pytest.mark.parametrize("output", ["last", "average"])
+def test_v_is_that_of_the_duals_after_each_check(atomic, output):
     """After parallel epochs on a dense problem (every thread adds to every entry of v):
-    Atomic loses no update, and Wild's v, which may have lost some, is recomputed from the
-    duals before the point is certified: v = v(duals), w = w(v)."""
+    Atomic loses no update; Wild's v, which may have lost some, is v(duals) again once the
+    point is checked. Where the certificate's v is the driver's (output="last"), the check's
+    own pass sums it and the driver takes it over (no pass of its own); the point certified
+    is then the kernel's w with the duals, and its certificate is that pair's. Otherwise
+    (output="average") v is recomputed before the point is certified."""
     X, y = problem_for("squared_hinge", n=64, d=3, seed=1)
     problem = build_problem(X, y, loss="squared_hinge", alpha=0.01, C=None, l1_ratio=0.3,
                             fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
                             loss_params={})
-    driver = sdca_driver(problem)
+    driver = sdca_driver(problem, output=output)
     driver.use_threads(8)
     assert driver.atomic      # dense data: Atomic is the driver's choice
     driver.atomic = atomic
-    for _ in range(20):
-        driver.epoch()
-    w, duals = driver.point()
-    exact = problem.dual_vector(duals, l2=driver.working_l2)
-    np.testing.assert_allclose(driver.v, exact, rtol=1e-12, atol=1e-15)
-    np.testing.assert_array_equal(w, np.sign(driver.v) * np.maximum(
-        np.abs(driver.v) - problem.l1 / problem.l2, 0.0))
+    kappa = problem.l1 / problem.l2
+    for check in range(3):
+        for _ in range(20):
+            driver.epoch()
+        w, duals = driver.point()
+        w, duals = np.array(w), np.array(duals)
+        if output == "average":     # repaired before the point is taken
+            np.testing.assert_allclose(driver.v, problem.dual_vector(driver.duals), rtol=1e-12,
+                                       atol=1e-15)
+        v_out = driver.dual_vector_out()
+        if output == "last" and not atomic:
+            assert v_out is not None       # a drifting v is repaired by the check's pass
+        checkpoint = _loop.certify(problem, w, duals, check, v_out)
+        reference = problem.certificate(w, duals)
+        assert (checkpoint.primal, checkpoint.dual) == reference[:2]
+        driver.after_check(checkpoint)
+        assert not driver.drifting
+        exact = problem.dual_vector(driver.duals, l2=driver.working_l2)
+        np.testing.assert_allclose(driver.v, exact, rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(driver.w, np.sign(driver.v) * np.maximum(
+            np.abs(driver.v) - kappa, 0.0))
 
 
 def test_the_driver_runs_wild_on_wide_sparse_data_only():

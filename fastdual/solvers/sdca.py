@@ -600,11 +600,13 @@ class SDCA:
         return self.visited / max(self.problem.n_samples, 1)
 
     def point(self):
-        # Threads: v recomputed from the duals before it is certified (the acceleration's v is
-        # recomputed after every epoch already: Acceleration.after_epoch).
+        # Threads (Wild): v recomputed from the duals before it is certified where the
+        # certificate's v is not this driver's (not resync); where it is, the check's own pass
+        # sums v(duals) and after_check takes it over (dual_vector_out). The acceleration's v
+        # is recomputed after every epoch already: Acceleration.after_epoch.
         if self.acceleration is not None:
             return self.acceleration.point()
-        if self.drifting:
+        if self.drifting and not self.resync:
             self._repair()
         if self.averaging and self.window > 0:
             duals_bar = self.duals_sum / self.window
@@ -619,8 +621,12 @@ class SDCA:
     def dual_vector_out(self):
         """Where the certificate writes v(duals) at this check, to be taken over in
         after_check; None when the certificate's v is not this driver's or when fewer than
-        RESYNC_EPOCHS epochs have passed since it was last taken over."""
-        if not self.resync or self.epochs_since_resync < RESYNC_EPOCHS:
+        RESYNC_EPOCHS epochs have passed since it was last taken over, unless the threads'
+        plain additions may have lost updates since (Wild): the certificate's pass then
+        repairs v at no cost of its own, where a repair before the check was one more pass
+        (the point certified is the kernel's w with the duals, a valid pair as any other)."""
+        if not self.resync or (self.epochs_since_resync < RESYNC_EPOCHS
+                               and not self.drifting):
             return None
         self.certified_v = np.empty_like(self.v)
         return self.certified_v
@@ -640,6 +646,7 @@ class SDCA:
         if self.certified_v is not None:   # v(duals) as the certificate summed it: no drift
             self.v, self.certified_v = self.certified_v, None
             self.epochs_since_resync = 0
+            self.drifting = False
             self._box_v_taken_over()
             if self.l1 == 0.0:
                 self.w = self.v
