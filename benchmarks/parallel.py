@@ -69,6 +69,7 @@ def _run(problem, n_jobs, seed, p_star, target, max_epochs, atomic, replicas):
     if atomic is not None:
         driver.atomic = atomic
     if not replicas:
+        driver._threads_ready()          # (the hot entries chosen, then dropped)
         driver.hot_features = driver.hot_features[:0]
     times, reached, epochs = [], np.nan, np.nan
     for epoch in range(1, max_epochs + 1):

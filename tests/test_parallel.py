@@ -414,6 +414,7 @@ def test_hot_entries_are_the_frequent_features(many_hot):
                                 sample_weight=None, loss_params={})
         driver = sdca_driver(problem)
         driver.use_threads(2)
+        driver.epoch()          # (the first threaded epoch chooses them)
         expected = np.flatnonzero(counts >= sdca_module.HOT_MIN_FRACTION * 400)
         assert set(range(13)) <= set(expected) and 13 < len(expected) < np.sum(counts > 0)
         if fit_intercept:
@@ -427,7 +428,28 @@ def test_hot_entries_are_the_frequent_features(many_hot):
                           loss_params={})
     driver = sdca_driver(dense)
     driver.use_threads(2)
+    driver.epoch()
     np.testing.assert_array_equal(driver.hot_features, [1000])   # the intercept's alone
+
+
+def test_data_below_the_cutoff_never_sets_up_the_threads(monkeypatch, parallel_calls):
+    """Where all the stored entries are fewer than PARALLEL_MIN_NNZ, n_jobs > 1 runs the
+    sequential kernel without the threads' work space or the count of the hot features (a pass
+    over the column indices that such small data would pay for nothing); with a cutoff below
+    the active rows' entries, the next epoch sets them up and runs the threads."""
+    X, y = text_like("hinge", n=400, d=1000)
+    problem = build_problem(X, y, loss="hinge", alpha=0.01, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", X.nnz + 1)
+    driver = sdca_driver(problem)
+    driver.use_threads(2)
+    for _ in range(3):
+        driver.epoch()
+    assert not parallel_calls and driver.order_scratch is None and driver.hot_features.size == 0
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", 1)
+    driver.epoch()
+    assert parallel_calls and driver.order_scratch is not None and driver.hot_features.size > 0
 
 
 def test_at_most_hot_max_entries_the_most_frequent(monkeypatch, many_hot):
@@ -439,6 +461,7 @@ def test_at_most_hot_max_entries_the_most_frequent(monkeypatch, many_hot):
                             loss_params={})
     driver = sdca_driver(problem)
     driver.use_threads(3)
+    driver.epoch()
     assert len(driver.hot_features) == 5
     # every feature left out is in no more rows than any feature kept
     assert counts[driver.hot_features].min() >= np.delete(counts, driver.hot_features).max()
@@ -465,6 +488,7 @@ def test_hot_replicas_reach_the_optimum_of_one_thread(monkeypatch, many_hot, los
                       sample_weight=None, loss_params={},
                       regularize_intercept=objective["regularize_intercept"]),
         "sdca", {}, 0, n_jobs=2)
+    driver.epoch()
     assert set(range(3)) <= set(driver.hot_features)
     assert_two_threads_reach_one(X, y, common, objective)
 
@@ -572,7 +596,7 @@ def test_short_epochs_run_the_sequential_kernel(monkeypatch, parallel_calls):
     monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", X.nnz + 1)
     driver.epoch()
     assert not calls
-    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", X.nnz)
+    monkeypatch.setattr(sdca_module, "PARALLEL_MIN_NNZ", 1)
     driver.epoch()
     assert calls
     shrunk = False

@@ -18,8 +18,10 @@ epoch), or plain additions to the features' entries (PASSCoDe-Wild), the interce
 entry, which every step writes, always atomically (or replicated, below; without an intercept,
 bias = 0, it is not written at all). A plain addition can be lost when two threads
 add to the same entry at the same instant, so Wild's v may drift from v(alpha); the driver then
-recomputes v from the duals before every certificate (sdca.py, SDCA.point), and the certificate
-is computed from the returned duals anyway, so a lost update costs progress, never a wrong bound.
+takes over the v(duals) each certificate's pass sums, or recomputes it before the check where
+the certificate's v is not its own (sdca.py, SDCA.point and dual_vector_out), and the
+certificate is computed from the returned duals anyway, so a lost update costs progress, never
+a wrong bound.
 The driver picks Wild on wide sparse data, Atomic otherwise (sdca.py, WILD_MIN_FEATURES): an
 atomic double addition is a compare-and-swap loop on x86, which made one thread's epoch 2-3
 times slower on news20 and on a 1M-feature synthetic set, while Wild's drift there was at the
@@ -289,7 +291,7 @@ def sdca_parallel_epoch(const floating[::1] data, const int[::1] indices,
     n_blocks blocks (1 <= n_threads <= n_blocks <= n_active) of a fresh permutation of
     order[0:n_active]. scratch: n_samples entries of work space. atomic: PASSCoDe-Atomic
     (every addition to v atomic) instead of Wild (plain additions to the features' entries,
-    which may lose an update: the caller recomputes v from the duals before it certifies).
+    which may lose an update: the caller repairs v from the duals at its next check).
 
     Hot entries (none when hot_entries is None or empty): the entries of v listed in
     hot_entries (increasing: fewer than COLD_SLOT = 255 features, CSR only, then n_features
