@@ -165,7 +165,8 @@ def fmt(t):
 
 def report(result, threads):
     print(f"\n{result['case']} (floor {result['floor'] * 1e3:.1f} ms)")
-    print("| solver | threads | t(1e-4) s | t(1e-6) s | speed-up at 1e-4 | / fastest peer at 1e-4 |")
+    print("| solver | threads | t(1e-4) s | t(1e-6) s | speed-up at 1e-4 "
+          "| / fastest peer at 1e-4 |")
     print("|---|---:|---:|---:|---:|---:|")
     times = result["times"]
     solvers = sorted({key for key, _ in times}, key=lambda s: (not s.startswith("fastdual"), s))

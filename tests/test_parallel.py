@@ -452,6 +452,21 @@ def test_data_below_the_cutoff_never_sets_up_the_threads(monkeypatch, parallel_c
     assert parallel_calls and driver.order_scratch is not None and driver.hot_features.size > 0
 
 
+def test_more_threads_later_get_replicas_of_their_own(many_hot):
+    """use_threads again with more threads (after threaded epochs): the next epoch sizes the
+    replicas' work space for them (one block of replicas per thread)."""
+    X, y = text_like("hinge", n=400, d=1000)
+    problem = build_problem(X, y, loss="hinge", alpha=0.01, C=None, l1_ratio=0.0,
+                            fit_intercept=True, intercept_scaling=1.0, sample_weight=None,
+                            loss_params={})
+    driver = sdca_driver(problem)
+    for threads in (2, 6):
+        driver.use_threads(threads)
+        driver.epoch()
+        stride = _sdca_parallel.replica_stride(driver.hot_features.size)
+        assert driver.replicas.size == (threads + 1) * stride
+
+
 def test_at_most_hot_max_entries_the_most_frequent(monkeypatch, many_hot):
     monkeypatch.setattr(sdca_module, "HOT_MAX", 5)
     X, y = text_like("hinge", n=400, d=1000, seed=1)

@@ -407,6 +407,7 @@ class SDCA:
         self.n_threads = n_jobs if _sdca_parallel.OPENMP else 1
         self.atomic = not (self.problem.X.is_sparse
                            and self.problem.n_features >= WILD_MIN_FEATURES)
+        self.order_scratch = None      # (the replicas' work space is sized by n_threads)
 
     def _threads_ready(self):
         """The threads' work space and hot entries, made by the first epoch that may run
@@ -445,8 +446,10 @@ class SDCA:
 
     def _stored_entries(self):
         """Stored entries of all rows (n_features each for dense data)."""
-        X = self.problem.X
-        return int(X.indptr[-1]) if X.is_sparse else self.problem.n_samples * self.problem.n_features
+        problem = self.problem
+        if problem.X.is_sparse:
+            return int(problem.X.indptr[-1])
+        return problem.n_samples * problem.n_features
 
     def _active_nnz(self):
         """Stored entries of the active rows (the work of the next epoch); all rows for dense
